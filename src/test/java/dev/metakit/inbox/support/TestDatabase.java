@@ -1,0 +1,82 @@
+package dev.metakit.inbox.support;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.flywaydb.core.Flyway;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * One real PostgreSQL per test JVM: embedded by default, or the one named by {@code DATABASE_URL}
+ * (jdbc:postgresql:// form, with DATABASE_USER / DATABASE_PASSWORD). The schema is migrated once;
+ * {@link #truncateAll()} gives each test a clean slate.
+ */
+public final class TestDatabase {
+    private static EmbeddedPostgres embedded;
+    private static DataSource dataSource;
+    private static String jdbcUrl;
+    private static String user;
+    private static String password;
+
+    private TestDatabase() {
+    }
+
+    public static synchronized DataSource dataSource() {
+        if (dataSource == null) {
+            String external = System.getenv("DATABASE_URL");
+            if (external != null && !external.isBlank()) {
+                var settings = dev.metakit.inbox.db.DatabaseSettings.parse(external,
+                        System.getenv("DATABASE_USER"), System.getenv("DATABASE_PASSWORD"));
+                jdbcUrl = settings.jdbcUrl();
+                user = settings.user();
+                password = settings.password();
+                var pg = new org.postgresql.ds.PGSimpleDataSource();
+                pg.setUrl(jdbcUrl);
+                pg.setUser(user);
+                pg.setPassword(password);
+                dataSource = pg;
+            } else {
+                try {
+                    embedded = EmbeddedPostgres.builder().start();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                jdbcUrl = embedded.getJdbcUrl("postgres", "postgres");
+                user = "postgres";
+                password = null;
+                dataSource = embedded.getPostgresDatabase();
+            }
+            Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
+        }
+        return dataSource;
+    }
+
+    /** A JDBC URL that a separately configured component (or a child process) can use. */
+    public static String jdbcUrl() {
+        dataSource();
+        return jdbcUrl;
+    }
+
+    public static String user() {
+        dataSource();
+        return user;
+    }
+
+    public static String password() {
+        dataSource();
+        return password;
+    }
+
+    /** Empties every table of the bundle's schema (not Flyway's history). */
+    public static void truncateAll() {
+        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("truncate webhook_inbox, positions, accounts, webhook_endpoints, reconcile_runs");
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not truncate the test database", e);
+        }
+    }
+}
