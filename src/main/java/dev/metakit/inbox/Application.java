@@ -1,0 +1,34 @@
+package dev.metakit.inbox;
+
+import dev.metakit.inbox.config.ConfigurationException;
+import org.apache.camel.main.Main;
+
+/** Runs the bundle standalone on camel-main. */
+public final class Application {
+    private Application() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Main main = new Main(Application.class);
+        // the top-level application.properties (when run from the project folder) overrides the copy in the jar
+        main.setPropertyPlaceholderLocations(
+                "classpath:application.properties;optional=true,file:application.properties;optional=true");
+        main.addMainListener(new DevRunBanner());
+        try {
+            main.run(args);
+        } catch (Exception e) {
+            exitOnConfigurationError(e);
+            throw e;
+        }
+        System.exit(main.getExitCode());
+    }
+
+    private static void exitOnConfigurationError(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof ConfigurationException) {
+                System.err.println("metakit-inbox: " + t.getMessage());
+                System.exit(2);
+            }
+        }
+    }
+}

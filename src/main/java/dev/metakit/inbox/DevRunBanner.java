@@ -1,0 +1,47 @@
+package dev.metakit.inbox;
+
+import dev.metakit.inbox.ingest.WebhookVerification;
+import org.apache.camel.CamelContext;
+import org.apache.camel.main.BaseMainSupport;
+import org.apache.camel.main.MainListenerSupport;
+
+/**
+ * In the dev run, once everything is up: the generated secret and a command that sends a correctly signed test
+ * delivery, ready to paste. Printed to the console on purpose (it is a throwaway secret), never logged.
+ */
+final class DevRunBanner extends MainListenerSupport {
+
+    @Override
+    public void afterStart(BaseMainSupport main) {
+        CamelContext context = main.getCamelContext();
+        if (!Boolean.parseBoolean(context.resolvePropertyPlaceholders("{{metakit.dev-mode:false}}"))) {
+            return;
+        }
+        WebhookVerification verification = context.getRegistry()
+                .lookupByNameAndType("webhookVerification", WebhookVerification.class);
+        if (verification == null) {
+            return;
+        }
+        String port = context.resolvePropertyPlaceholders("{{camel.server.port:8080}}");
+        System.out.println(text(verification.currentSecret(), port));
+    }
+
+    static String text(String secret, String port) {
+        return """
+
+                ==================================================================================================
+                 metakit-inbox DEV RUN: not for production (generated webhook secret, embedded PostgreSQL in ./data)
+                 Webhook endpoint : http://localhost:%2$s/hooks/metakit
+                 Dev secret       : %1$s
+                 Send a signed test delivery (paste into a shell):
+
+                body='{"event":"webhook.test","account_id":1,"created_at":"2026-12-02T10:15:30Z","data":{}}'; \\
+                t=$(date +%%s); sig=$(printf '%%s.%%s' "$t" "$body" | openssl dgst -sha256 -hmac '%1$s' -r | cut -d' ' -f1); \\
+                curl -i -X POST http://localhost:%2$s/hooks/metakit -H 'Content-Type: application/json' \\
+                  -H 'X-MetaKit-Event: webhook.test' -H "X-MetaKit-Signature: t=$t,v1=$sig" --data "$body"
+
+                 Leave the dev run: set METAKIT_WEBHOOK_SECRET (and DATABASE_URL) and run java -jar target/metakit-inbox.jar
+                ==================================================================================================
+                """.formatted(secret, port);
+    }
+}

@@ -1,0 +1,103 @@
+package dev.metakit.inbox.ingest;
+
+import org.apache.camel.Exchange;
+import org.apache.camel.spi.IdempotentRepository;
+import org.apache.camel.support.service.ServiceSupport;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/**
+ * The idempotent repository behind the ingest route's {@code idempotentConsumer}: recording a key IS inserting its
+ * delivery's row, in the same statement ({@code ON CONFLICT DO NOTHING}), so a key can never exist without its
+ * row and a retry of a delivery that was not committed is never mistaken for a duplicate.
+ */
+public class InboxRepository extends ServiceSupport implements IdempotentRepository {
+    /** Exchange property holding the {@link Delivery} that {@link #add(Exchange, String)} stores. */
+    public static final String DELIVERY_PROPERTY = "metakitDelivery";
+
+    private DataSource dataSource;
+    private long commitTimeoutMillis = 2000;
+    private int maxBatch = 256;
+    private int writers = 4;
+    private InboxWriter writer;
+
+    @Override
+    public boolean add(Exchange exchange, String key) {
+        Delivery delivery = exchange.getProperty(DELIVERY_PROPERTY, Delivery.class);
+        if (delivery == null || !delivery.key().equals(key)) {
+            throw new IllegalStateException("no verified delivery for key " + key + " on the exchange");
+        }
+        return writer().store(delivery);
+    }
+
+    /** A key alone cannot be recorded: the inbox stores a delivery together with its key, never a bare key. */
+    @Override
+    public boolean add(String key) {
+        throw new UnsupportedOperationException("the inbox records a key only with its delivery: use add(exchange, key)");
+    }
+
+    @Override
+    public boolean contains(String key) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("select 1 from webhook_inbox where delivery_key = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        } catch (SQLException e) {
+            throw new InboxUnavailableException("inbox lookup failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Deliveries are never removed through the idempotent repository: a committed row is the only record of an event
+     * MetaKit will not send again. The route sets {@code removeOnFailure: false}; retention prunes processed rows.
+     */
+    @Override
+    public boolean remove(String key) {
+        return false;
+    }
+
+    @Override
+    public boolean confirm(String key) {
+        return true;
+    }
+
+    @Override
+    public void clear() {
+        throw new UnsupportedOperationException("the inbox is never cleared through the idempotent repository");
+    }
+
+    private InboxWriter writer() {
+        InboxWriter w = writer;
+        if (w == null) {
+            throw new InboxUnavailableException("inbox is not started");
+        }
+        return w;
+    }
+
+    @Override
+    protected void doStart() {
+        if (dataSource == null) {
+            throw new IllegalStateException("inboxRepository needs a dataSource");
+        }
+        writer = new InboxWriter(dataSource, commitTimeoutMillis, maxBatch, writers);
+    }
+
+    @Override
+    protected void doStop() {
+        if (writer != null) {
+            writer.close();
+            writer = null;
+        }
+    }
+
+    public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }
+    public void setCommitTimeoutMillis(long millis) { this.commitTimeoutMillis = millis; }
+    public void setMaxBatch(int maxBatch) { this.maxBatch = maxBatch; }
+    public void setWriters(int writers) { this.writers = writers; }
+}

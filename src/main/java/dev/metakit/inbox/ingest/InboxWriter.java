@@ -1,0 +1,216 @@
+package dev.metakit.inbox.ingest;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Group commit for the ack path. Each caller hands over one delivery and blocks until the statement that holds its
+ * row has committed; concurrent deliveries are gathered into one multi-row
+ * {@code INSERT ... ON CONFLICT DO NOTHING RETURNING delivery_key}, so the database does one commit for many
+ * requests. A caller learns whether its key was new or a duplicate; if its batch fails, or the commit does not
+ * come within the timeout, it gets {@link InboxUnavailableException} and must not acknowledge.
+ */
+public final class InboxWriter implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(InboxWriter.class);
+
+    static final String INSERT_BATCH = """
+            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw)
+            select * from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[])
+            on conflict (delivery_key) do nothing
+            returning delivery_key""";
+
+    private final DataSource dataSource;
+    private final long timeoutMillis;
+    private final int maxBatch;
+    private final BlockingQueue<Pending> queue;
+    private final List<Thread> writers = new ArrayList<>();
+    private volatile boolean running = true;
+
+    private record Pending(Delivery delivery, long deadlineNanos, CompletableFuture<Boolean> stored) {
+    }
+
+    public InboxWriter(DataSource dataSource, long timeoutMillis, int maxBatch, int writerThreads) {
+        this.dataSource = dataSource;
+        this.timeoutMillis = timeoutMillis;
+        this.maxBatch = maxBatch;
+        this.queue = new ArrayBlockingQueue<>(Math.max(1024, maxBatch * writerThreads * 8));
+        for (int i = 0; i < writerThreads; i++) {
+            Thread t = new Thread(this::writeLoop, "inbox-writer-" + i);
+            t.setDaemon(true);
+            t.start();
+            writers.add(t);
+        }
+    }
+
+    /**
+     * Commits the delivery's row, or finds it already there.
+     *
+     * @return true if this call stored it, false if the key was already in the inbox
+     * @throws InboxUnavailableException if it is not committed within the timeout
+     */
+    public boolean store(Delivery delivery) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        Pending pending = new Pending(delivery, deadline, new CompletableFuture<>());
+        if (!running || !queue.offer(pending)) {
+            throw new InboxUnavailableException("inbox is not accepting writes");
+        }
+        try {
+            return pending.stored().get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new InboxUnavailableException("inbox commit took longer than " + timeoutMillis + " ms");
+        } catch (ExecutionException e) {
+            throw new InboxUnavailableException("inbox commit failed: " + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InboxUnavailableException("interrupted while waiting for the inbox commit");
+        }
+    }
+
+    private void writeLoop() {
+        List<Pending> batch = new ArrayList<>(maxBatch);
+        while (running) {
+            try {
+                Pending first = queue.poll(200, TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    continue;
+                }
+                batch.add(first);
+                queue.drainTo(batch, maxBatch - 1);
+                writeBatch(batch);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                LOG.error("Inbox writer failed unexpectedly; its batch is answered as unavailable", e);
+                batch.forEach(p -> p.stored().completeExceptionally(e));
+            } finally {
+                batch.clear();
+            }
+        }
+    }
+
+    private void writeBatch(List<Pending> batch) {
+        long now = System.nanoTime();
+        // one entry per key: a retry racing its own original inside one batch is a duplicate of it
+        Map<String, List<Pending>> byKey = new LinkedHashMap<>();
+        for (Pending p : batch) {
+            if (now - p.deadlineNanos() > 0) {
+                // its caller has already been answered 503; skipping it keeps a recovering database unloaded
+                p.stored().completeExceptionally(new InboxUnavailableException("expired before its commit"));
+                continue;
+            }
+            byKey.computeIfAbsent(p.delivery().key(), k -> new ArrayList<>(1)).add(p);
+        }
+        if (byKey.isEmpty()) {
+            return;
+        }
+        try {
+            Set<String> inserted = insert(byKey);
+            for (Map.Entry<String, List<Pending>> e : byKey.entrySet()) {
+                boolean isNew = inserted.contains(e.getKey());
+                List<Pending> waiting = e.getValue();
+                waiting.get(0).stored().complete(isNew);
+                for (int i = 1; i < waiting.size(); i++) {
+                    waiting.get(i).stored().complete(false);
+                }
+            }
+        } catch (SQLException | RuntimeException e) {
+            LOG.warn("Inbox batch of {} deliveries not committed: {}", byKey.size(), e.getMessage());
+            byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(e)));
+        }
+    }
+
+    private Set<String> insert(Map<String, List<Pending>> byKey) throws SQLException {
+        int n = byKey.size();
+        String[] keys = new String[n];
+        String[] events = new String[n];
+        Long[] accounts = new Long[n];
+        String[] texts = new String[n];
+        byte[][] raws = new byte[n][];
+        int i = 0;
+        for (List<Pending> list : byKey.values()) {
+            Delivery d = list.get(0).delivery();
+            keys[i] = d.key();
+            events[i] = d.event();
+            accounts[i] = d.accountId();
+            texts[i] = asStorableText(d.body());
+            raws[i] = texts[i] == null ? d.body() : null;
+            i++;
+        }
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(true);
+            Set<String> inserted = new HashSet<>(n * 2);
+            try (PreparedStatement ps = c.prepareStatement(INSERT_BATCH)) {
+                ps.setQueryTimeout((int) Math.max(1, TimeUnit.MILLISECONDS.toSeconds(timeoutMillis)));
+                Array[] arrays = {c.createArrayOf("text", keys), c.createArrayOf("text", events),
+                        c.createArrayOf("bigint", accounts), c.createArrayOf("text", texts),
+                        c.createArrayOf("bytea", raws)};
+                for (int a = 0; a < arrays.length; a++) {
+                    ps.setArray(a + 1, arrays[a]);
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        inserted.add(rs.getString(1));
+                    }
+                }
+            }
+            return inserted;
+        }
+    }
+
+    /** The body as text when PostgreSQL can hold it losslessly as text, else null (it goes to body_raw). */
+    static String asStorableText(byte[] body) {
+        for (byte b : body) {
+            if (b == 0) {
+                return null;
+            }
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        for (Thread t : writers) {
+            try {
+                t.join(TimeUnit.MILLISECONDS.toMillis(timeoutMillis + 1000));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        Pending p;
+        while ((p = queue.poll()) != null) {
+            p.stored().completeExceptionally(new InboxUnavailableException("shutting down"));
+        }
+    }
+}

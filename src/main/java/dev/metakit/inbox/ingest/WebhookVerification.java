@@ -1,0 +1,97 @@
+package dev.metakit.inbox.ingest;
+
+import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.signature.SignatureVerifier;
+import dev.metakit.inbox.signature.VerifiedSignature;
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * The ingest route's first step: verifies the signature over the raw body bytes and, only if it holds, puts the
+ * {@link Delivery} on the exchange for the inbox. Rejections propagate as
+ * {@code SignatureVerificationException}, which the route answers with 400 and its reason.
+ */
+public class WebhookVerification implements Processor {
+    public static final String SIGNATURE_HEADER = "X-MetaKit-Signature";
+    public static final String EVENT_HEADER = "X-MetaKit-Event";
+
+    private String secret;
+    private String previousSecret;
+    private long toleranceSeconds = 300;
+    private boolean devMode;
+    private Clock clock = Clock.systemUTC();
+    private volatile SignatureVerifier verifier;
+
+    /** Builds the verifier; a missing secret stops startup, except in the dev run where one is generated. */
+    public void start() {
+        if (toleranceSeconds < 0) {
+            throw new ConfigurationException("METAKIT_WEBHOOK_TOLERANCE_SECONDS must not be negative");
+        }
+        List<String> secrets = new ArrayList<>(2);
+        if (isBlank(secret)) {
+            if (!devMode) {
+                throw new ConfigurationException("METAKIT_WEBHOOK_SECRET is required: set it to your MetaKit "
+                        + "webhook's signing secret (or use the dev run, which generates one)");
+            }
+            secret = generateDevSecret();
+        }
+        secrets.add(secret);
+        if (!isBlank(previousSecret)) {
+            secrets.add(previousSecret);
+        }
+        verifier = new SignatureVerifier(secrets, Duration.ofSeconds(toleranceSeconds), clock);
+    }
+
+    @Override
+    public void process(Exchange exchange) throws Exception {
+        byte[] body = exchange.getMessage().getBody(byte[].class);
+        if (body == null) {
+            body = new byte[0];
+        }
+        String header = exchange.getMessage().getHeader(SIGNATURE_HEADER, String.class);
+        VerifiedSignature verified = verifier().verify(header, body);
+        DeliveryFields.Fields fields = DeliveryFields.read(body);
+        String event = exchange.getMessage().getHeader(EVENT_HEADER, String.class);
+        if (isBlank(event)) {
+            event = fields.event();
+        }
+        exchange.setProperty(InboxRepository.DELIVERY_PROPERTY,
+                new Delivery(verified.deliveryKey(), event, fields.accountId(), body));
+    }
+
+    private SignatureVerifier verifier() {
+        SignatureVerifier v = verifier;
+        if (v == null) {
+            throw new IllegalStateException("webhookVerification is not started");
+        }
+        return v;
+    }
+
+    /** The secret in force, for the dev run's banner; never logged. */
+    public String currentSecret() {
+        return secret;
+    }
+
+    private static String generateDevSecret() {
+        byte[] bytes = new byte[24];
+        new SecureRandom().nextBytes(bytes);
+        return "whsec_dev_" + HexFormat.of().formatHex(bytes);
+    }
+
+    private static boolean isBlank(String s) {
+        return s == null || s.isBlank();
+    }
+
+    public void setSecret(String secret) { this.secret = secret; }
+    public void setPreviousSecret(String previousSecret) { this.previousSecret = previousSecret; }
+    public void setToleranceSeconds(long toleranceSeconds) { this.toleranceSeconds = toleranceSeconds; }
+    public void setDevMode(boolean devMode) { this.devMode = devMode; }
+    public void setClock(Clock clock) { this.clock = clock; }
+}
