@@ -1,0 +1,93 @@
+package dev.metakit.inbox.ingest;
+
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestSignatures;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.ServerSocket;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** A database that goes away: never a 2xx for an uncommitted delivery, and recovery without a restart. */
+class IngestDurabilityTest {
+    @TempDir
+    Path dataDir;
+
+    private EmbeddedPostgres postgres;
+    private RunningInbox inbox;
+
+    @AfterEach
+    void stopAll() throws Exception {
+        if (inbox != null) {
+            inbox.close();
+        }
+        if (postgres != null) {
+            postgres.close();
+        }
+    }
+
+    private EmbeddedPostgres startPostgres(int port) throws Exception {
+        return EmbeddedPostgres.builder().setDataDirectory(dataDir).setCleanDataDirectory(false).setPort(port).start();
+    }
+
+    @Test
+    void whileTheDatabaseIsDownDeliveriesGet503FastAndTheRetryAfterRecoveryIsStored() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        postgres = startPostgres(port);
+        String url = postgres.getJdbcUrl("postgres", "postgres");
+        inbox = RunningInbox.start(Map.of("metakit.database.url", url, "metakit.database.user", "postgres",
+                "metakit.database.password", ""));
+
+        byte[] body = "{\"event\":\"position.opened\",\"account_id\":9,\"data\":{\"ticket\":1}}"
+                .getBytes(StandardCharsets.UTF_8);
+        long t = System.currentTimeMillis() / 1000;
+        String header = TestSignatures.header(RunningInbox.SECRET, t, body);
+
+        postgres.close();
+        postgres = null;
+
+        long started = System.nanoTime();
+        HttpResponse<String> whileDown = inbox.post(body, header, "position.opened");
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        assertThat(whileDown.statusCode()).isEqualTo(503);
+        assertThat(whileDown.body()).doesNotContain("Exception").doesNotContain("at ");
+        assertThat(took).isLessThan(Duration.ofMillis(4500));
+        await().atMost(Duration.ofSeconds(10)).until(() -> inbox.healthStatus() == 503);
+
+        postgres = startPostgres(port);
+        assertThat(countKey(t + ":" + TestSignatures.v1(RunningInbox.SECRET, t, body)))
+                .as("no key left behind by the failed attempt").isZero();
+
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200))
+                .until(() -> inbox.post(body, header, "position.opened").statusCode() == 200);
+        assertThat(countKey(t + ":" + TestSignatures.v1(RunningInbox.SECRET, t, body))).isEqualTo(1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> inbox.healthStatus() == 200);
+    }
+
+    private int countKey(String key) throws Exception {
+        try (Connection c = postgres.getPostgresDatabase().getConnection();
+             PreparedStatement ps = c.prepareStatement("select count(*) from webhook_inbox where delivery_key = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+}

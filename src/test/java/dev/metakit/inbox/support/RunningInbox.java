@@ -1,0 +1,140 @@
+package dev.metakit.inbox.support;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.main.Main;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The real bundle, booted the way {@code java -jar} boots it (camel-main, application.properties, the YAML route
+ * files from the project's routes/ folder), on free ports and a test database.
+ */
+public final class RunningInbox implements AutoCloseable {
+    public static final String SECRET = "whsec_test_current_0123456789";
+    public static final String PREVIOUS_SECRET = "whsec_test_previous_9876543210";
+
+    private final Main main;
+    private final int httpPort;
+    private final int managementPort;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private RunningInbox(Map<String, String> overrides) {
+        httpPort = freePort();
+        managementPort = freePort();
+        main = new Main();
+        main.setPropertyPlaceholderLocations("file:" + basedir().resolve("application.properties"));
+        main.addOverrideProperty("camel.main.routes-include-pattern",
+                "file:" + basedir().resolve("routes") + "/*.camel.yaml");
+        main.addOverrideProperty("camel.server.port", String.valueOf(httpPort));
+        main.addOverrideProperty("camel.server.host", "127.0.0.1");
+        main.addOverrideProperty("camel.management.port", String.valueOf(managementPort));
+        main.addOverrideProperty("camel.management.host", "127.0.0.1");
+        main.addOverrideProperty("metakit.webhook.secret", SECRET);
+        main.addOverrideProperty("metakit.database.url", TestDatabase.jdbcUrl());
+        main.addOverrideProperty("metakit.database.user", TestDatabase.user());
+        main.addOverrideProperty("metakit.database.password",
+                TestDatabase.password() == null ? "" : TestDatabase.password());
+        overrides.forEach(main::addOverrideProperty);
+    }
+
+    public static RunningInbox start() {
+        return start(Map.of());
+    }
+
+    public static RunningInbox start(Map<String, String> overrides) {
+        RunningInbox inbox = new RunningInbox(new LinkedHashMap<>(overrides));
+        try {
+            inbox.main.start();
+        } catch (Exception e) {
+            throw new IllegalStateException("the bundle did not start", e);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> inbox.healthStatus() == 200);
+        return inbox;
+    }
+
+    public static Path basedir() {
+        return Path.of(System.getProperty("metakit.test.basedir", ".")).toAbsolutePath();
+    }
+
+    public URI webhookUri() {
+        return URI.create("http://127.0.0.1:" + httpPort + "/hooks/metakit");
+    }
+
+    public URI managementUri(String path) {
+        return URI.create("http://127.0.0.1:" + managementPort + path);
+    }
+
+    public CamelContext camelContext() {
+        return main.getCamelContext();
+    }
+
+    public int healthStatus() {
+        try {
+            return http.send(HttpRequest.newBuilder(managementUri("/observe/health")).timeout(Duration.ofSeconds(3))
+                    .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    public String metrics() throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(managementUri("/observe/metrics")).GET().build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** Posts a body with the given signature header (null: none) and event header. */
+    public HttpResponse<String> post(byte[] body, String signatureHeader, String event)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(webhookUri()).timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        if (signatureHeader != null) {
+            b.header("X-MetaKit-Signature", signatureHeader);
+        }
+        if (event != null) {
+            b.header("X-MetaKit-Event", event);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Posts a body signed now with the current test secret. */
+    public HttpResponse<String> postSigned(byte[] body, String event) throws IOException, InterruptedException {
+        return post(body, TestSignatures.header(SECRET, System.currentTimeMillis() / 1000, body), event);
+    }
+
+    public int httpPort() {
+        return httpPort;
+    }
+
+    @Override
+    public void close() {
+        try {
+            main.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
