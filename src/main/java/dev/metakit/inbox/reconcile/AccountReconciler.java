@@ -1,0 +1,304 @@
+package dev.metakit.inbox.reconcile;
+
+import dev.metakit.inbox.metakit.ApiDeal;
+import dev.metakit.inbox.metakit.ApiPosition;
+import dev.metakit.inbox.reconcile.PositionTable.StoredRow;
+import dev.metakit.inbox.reconcile.PositionTable.Write;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * Makes one account's {@code positions} rows match a MetaKit snapshot. A route calls it in two steps around its HTTP
+ * calls: take {@code snapshotAt}, {@code GET positions}, {@link #planDeals}, {@code GET deals} only if needed, then
+ * {@link #apply} in one transaction.
+ *
+ * <p>Rules that are decisions rather than arithmetic:
+ * <ul>
+ * <li>Only the positions list sets a row open. Hints never do, so a late {@code position.opened} cannot reopen a
+ * closed row; a closed row is reopened only when the API lists the ticket again in a snapshot taken after its
+ * close deal executed (a close inferred from a partial deal while the list lagged).</li>
+ * <li>A position no longer listed is closed only once its deals close all the volume they opened (or reverse it);
+ * until then it is {@code closing}, and the next reconcile asks for its deals again.</li>
+ * <li>A {@code position.closed} for a ticket never seen and not yet in the deals leaves a {@code closing} row with
+ * only its ticket, so that the close is not forgotten once the delivery is marked processed.</li>
+ * <li>Snapshots apply in order: one taken before the last applied one changes nothing.</li>
+ * </ul>
+ */
+public class AccountReconciler {
+
+    /** Deals can be stamped a little before the position's own time: widen the window by this much. */
+    static final Duration OPEN_MARGIN = Duration.ofMinutes(1);
+    public static final Duration DEFAULT_HINT_LOOKBACK = Duration.ofDays(1);
+
+    private static final int MAX_ERROR_LENGTH = 500;
+    private static final Pattern BEARER = Pattern.compile("(?i)bearer\\s+\\S+");
+
+    private final DataSource dataSource;
+    private final Duration hintLookback;
+    private final Clock clock;
+
+    public AccountReconciler(DataSource dataSource) {
+        this(dataSource, DEFAULT_HINT_LOOKBACK);
+    }
+
+    /** @param hintLookback how far before a hint's {@code created_at} the deals of a ticket never seen are sought */
+    public AccountReconciler(DataSource dataSource, Duration hintLookback) {
+        this(dataSource, hintLookback, Clock.systemUTC());
+    }
+
+    public AccountReconciler(DataSource dataSource, Duration hintLookback, Clock clock) {
+        if (hintLookback == null || hintLookback.isNegative()) {
+            throw new IllegalArgumentException("hint lookback must be a non-negative duration");
+        }
+        this.dataSource = dataSource;
+        this.hintLookback = hintLookback;
+        this.clock = clock;
+    }
+
+    /**
+     * Whether {@code GET deals} is needed: for rows open or closing that {@code openNow} does not list (window from
+     * their open time), and for hinted tickets that neither the table nor {@code openNow} has (window from the
+     * hint's time minus the lookback). Not needed when nothing vanished, so a steady reconcile is one API call.
+     */
+    public DealsQuery planDeals(long accountId, List<ApiPosition> openNow, Collection<Hint> hints) {
+        Set<Long> listed = tickets(openNow);
+        Set<Long> hinted = new HashSet<>();
+        for (Hint h : hints) {
+            hinted.add(h.ticket());
+        }
+        Map<Long, StoredRow> rows;
+        try (Connection c = dataSource.getConnection()) {
+            rows = PositionTable.load(c, accountId, hinted);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read positions of account " + accountId, e);
+        }
+        Instant from = null;
+        Set<Long> why = new TreeSet<>();
+        for (StoredRow stored : rows.values()) {
+            PositionRow r = stored.row();
+            if (!r.isClosed() && !listed.contains(r.ticket())) {
+                // a row without an open time (the API gave none, or a hint-only placeholder): from when it was written
+                Instant anchor = r.openedAt() != null ? r.openedAt().minus(OPEN_MARGIN)
+                        : stored.updatedAt().minus(hintLookback);
+                from = earliest(from, anchor);
+                why.add(r.ticket());
+            }
+        }
+        for (Hint h : hints) {
+            if (!rows.containsKey(h.ticket()) && !listed.contains(h.ticket())) {
+                Instant at = h.createdAt() != null ? h.createdAt() : clock.instant();
+                from = earliest(from, at.minus(hintLookback));
+                why.add(h.ticket());
+            }
+        }
+        return why.isEmpty() ? DealsQuery.notNeeded() : DealsQuery.from(from, why);
+    }
+
+    /**
+     * Applies one snapshot in one transaction, serialised per account by the {@code accounts} row lock.
+     *
+     * @param snapshotAt when the positions list was requested (taken before the request)
+     * @param deals      the deals {@link #planDeals} asked for, or empty when it said none were needed
+     */
+    public ReconcileResult apply(long accountId, Instant snapshotAt, List<ApiPosition> openNow, List<ApiDeal> deals,
+                                 Collection<Hint> hints) {
+        // timestamptz keeps microseconds: compare what is stored with what would be stored
+        Instant snapshot = snapshotAt.truncatedTo(ChronoUnit.MICROS);
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try {
+                ReconcileResult result = applyLocked(c, accountId, snapshot, openNow, deals, hints);
+                c.commit();
+                return result;
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(autoCommit);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not reconcile account " + accountId, e);
+        }
+    }
+
+    private ReconcileResult applyLocked(Connection c, long accountId, Instant snapshot, List<ApiPosition> openNow,
+                                        List<ApiDeal> deals, Collection<Hint> hints) throws SQLException {
+        Instant last = lockAccount(c, accountId);
+        if (last != null && last.isAfter(snapshot)) {
+            return ReconcileResult.stale(accountId);
+        }
+        Map<Long, ApiPosition> listed = new LinkedHashMap<>();
+        for (ApiPosition p : openNow) {
+            listed.put(p.ticket(), p);
+        }
+        Map<Long, List<Hint>> hinted = new LinkedHashMap<>();
+        for (Hint h : hints) {
+            hinted.computeIfAbsent(h.ticket(), t -> new ArrayList<>()).add(h);
+        }
+        Set<Long> wanted = new HashSet<>(listed.keySet());
+        wanted.addAll(hinted.keySet());
+        Map<Long, StoredRow> rows = PositionTable.load(c, accountId, wanted);
+
+        int opened = 0;
+        int updated = 0;
+        int closed = 0;
+        int closing = 0;
+        for (ApiPosition p : listed.values()) {
+            StoredRow stored = rows.get(p.ticket());
+            if (stored != null && stored.row().isClosed() && stored.row().closedAt() != null
+                    && !snapshot.isAfter(stored.row().closedAt())) {
+                continue;
+            }
+            Write w = PositionTable.upsert(c, accountId, PositionRow.open(p));
+            opened += w == Write.INSERTED ? 1 : 0;
+            updated += w == Write.UPDATED ? 1 : 0;
+        }
+        for (StoredRow stored : rows.values()) {
+            PositionRow r = stored.row();
+            if (r.isClosed() || listed.containsKey(r.ticket())) {
+                continue;
+            }
+            Closure closure = Closure.of(r.ticket(), deals);
+            PositionRow next = closure == null ? withStatus(r, PositionRow.CLOSING)
+                    : closure.complete() ? r.closed(closure) : r.closing(closure);
+            if (PositionTable.upsert(c, accountId, next) != Write.UNCHANGED) {
+                if (next.isClosed()) {
+                    closed++;
+                } else {
+                    closing++;
+                }
+            }
+        }
+        for (Map.Entry<Long, List<Hint>> e : hinted.entrySet()) {
+            long ticket = e.getKey();
+            if (rows.containsKey(ticket) || listed.containsKey(ticket)) {
+                continue;
+            }
+            Closure closure = Closure.of(ticket, deals);
+            PositionRow blank = withStatus(PositionRow.unknown(ticket), PositionRow.CLOSING);
+            PositionRow next;
+            if (closure != null) {
+                next = closure.complete() ? blank.closed(closure) : blank.closing(closure);
+            } else if (e.getValue().stream().anyMatch(Hint::saysClosed)) {
+                next = blank;
+            } else {
+                continue; // an open or modify for a ticket nowhere to be seen: nothing to record yet
+            }
+            if (PositionTable.upsert(c, accountId, next) != Write.UNCHANGED) {
+                if (next.isClosed()) {
+                    closed++;
+                } else {
+                    closing++;
+                }
+            }
+        }
+        markReconciled(c, accountId, snapshot);
+        return new ReconcileResult(accountId, false, opened, updated, closed, closing);
+    }
+
+    private static PositionRow withStatus(PositionRow r, String status) {
+        return new PositionRow(r.ticket(), status, r.symbol(), r.type(), r.volume(), r.priceOpen(), r.sl(), r.tp(),
+                r.profit(), r.swap(), r.openedAt(), null, null, null, null);
+    }
+
+    private static Instant lockAccount(Connection c, long accountId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(
+                "insert into accounts (account_id) values (?) on conflict on constraint accounts_pk do nothing")) {
+            s.setLong(1, accountId);
+            s.executeUpdate();
+        }
+        try (PreparedStatement s = c.prepareStatement(
+                "select last_snapshot_at from accounts where account_id = ? for update")) {
+            s.setLong(1, accountId);
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return PositionTable.instant(rs, "last_snapshot_at");
+            }
+        }
+    }
+
+    private static void markReconciled(Connection c, long accountId, Instant snapshot) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("update accounts set last_snapshot_at = ?,"
+                + " last_reconciled_at = now(), last_reconcile_error = null where account_id = ?")) {
+            PositionTable.timestamp(s, 1, snapshot);
+            s.setLong(2, accountId);
+            s.executeUpdate();
+        }
+    }
+
+    /** Records why the account's last reconcile failed; a bearer token in the text is masked, the text shortened. */
+    public void recordFailure(long accountId, String error) {
+        String text = error == null || error.isBlank() ? "reconcile failed" : BEARER.matcher(error).replaceAll("Bearer ***");
+        if (text.length() > MAX_ERROR_LENGTH) {
+            text = text.substring(0, MAX_ERROR_LENGTH) + "…";
+        }
+        try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(
+                "insert into accounts (account_id, last_reconcile_error) values (?, ?)"
+                        + " on conflict on constraint accounts_pk do update set last_reconcile_error = excluded.last_reconcile_error")) {
+            s.setLong(1, accountId);
+            s.setString(2, text);
+            s.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not record the failure of account " + accountId, e);
+        }
+    }
+
+    /** Makes these accounts known to the periodic reconcile; already known ones are left as they are. */
+    public void registerAccounts(Collection<Long> accountIds) {
+        if (accountIds.isEmpty()) {
+            return;
+        }
+        try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(
+                "insert into accounts (account_id) select unnest(?::bigint[]) on conflict on constraint accounts_pk do nothing")) {
+            s.setArray(1, c.createArrayOf("bigint", new TreeSet<>(accountIds).toArray()));
+            s.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not register accounts", e);
+        }
+    }
+
+    /** Every account the periodic reconcile covers, in id order. */
+    public List<Long> knownAccounts() {
+        List<Long> ids = new ArrayList<>();
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement s = c.prepareStatement("select account_id from accounts order by account_id");
+             ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                ids.add(rs.getLong(1));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not list accounts", e);
+        }
+        return ids;
+    }
+
+    private static Set<Long> tickets(List<ApiPosition> positions) {
+        Set<Long> out = new HashSet<>();
+        for (ApiPosition p : positions) {
+            out.add(p.ticket());
+        }
+        return out;
+    }
+
+    private static Instant earliest(Instant a, Instant b) {
+        return a == null || b.isBefore(a) ? b : a;
+    }
+}
