@@ -1,0 +1,178 @@
+package dev.metakit.inbox.reconcile;
+
+import org.apache.camel.Exchange;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A reconcile of every known account ({@code METAKIT_ACCOUNTS} plus every account a delivery named), called by
+ * {@code routes/reconcile.camel.yaml}: {@link #begin} lists the accounts and opens a {@code reconcile_runs} row, the
+ * route reconciles them with bounded concurrency, each one reporting back for the progress line, and
+ * {@link #finish} records the run's figures. Periodic runs happen once per period across all instances on one
+ * database: a run starts only if no other instance started one within the last 90% of the period.
+ */
+public class FullReconcile {
+    private static final Logger LOG = LoggerFactory.getLogger(FullReconcile.class);
+    public static final String PERIODIC = "periodic";
+    static final String RUN = "metakitRun";
+    /** one advisory lock key for "who starts the periodic run" */
+    private static final long PERIODIC_LOCK = 0x4d4b_5245_434fL;
+
+    private DataSource dataSource;
+    private AccountReconciler accountReconciler;
+    private String configuredAccounts = "";
+    private long intervalMillis = Duration.ofMinutes(5).toMillis();
+
+    /** Progress of one run, shared by the split's parallel branches. */
+    public static final class Run {
+        final long id;
+        final String trigger;
+        final int total;
+        final Instant started = Instant.now();
+        final AtomicInteger done = new AtomicInteger();
+        final AtomicInteger failed = new AtomicInteger();
+        final AtomicInteger changes = new AtomicInteger();
+
+        Run(long id, String trigger, int total) {
+            this.id = id;
+            this.trigger = trigger;
+            this.total = total;
+        }
+    }
+
+    /** Lists the accounts to reconcile (empty when another instance already ran this period). */
+    public List<Long> begin(Exchange exchange) throws SQLException {
+        String trigger = exchange.getMessage().getHeader("MetaKitTrigger", PERIODIC, String.class);
+        List<Long> accounts = accounts();
+        Long runId = openRun(trigger, accounts.size());
+        if (runId == null) {
+            LOG.debug("Periodic reconcile skipped: another instance ran it within this period");
+            return List.of();
+        }
+        exchange.setProperty(RUN, new Run(runId, trigger, accounts.size()));
+        LOG.info("Full reconcile #{} ({}): {} accounts", runId, trigger, accounts.size());
+        return accounts;
+    }
+
+    public void accountDone(Exchange exchange) {
+        Run run = exchange.getProperty(RUN, Run.class);
+        if (exchange.getMessage().getBody() instanceof ReconcileResult r) {
+            run.changes.addAndGet(r.changes());
+        }
+        progress(run, run.done.incrementAndGet());
+    }
+
+    public void accountFailed(Exchange exchange) {
+        Run run = exchange.getProperty(RUN, Run.class);
+        Exception e = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
+        long account = exchange.getMessage().getHeader("MetaKitAccountId", Long.class);
+        String error = e == null ? "reconcile failed" : e.getMessage();
+        LOG.warn("Full reconcile #{}: account {} failed: {}", run.id, account, error);
+        accountReconciler.recordFailure(account, error);
+        run.failed.incrementAndGet();
+        progress(run, run.done.incrementAndGet());
+    }
+
+    private void progress(Run run, int done) {
+        int step = Math.max(1, run.total / 10);
+        if (done % step == 0 && done < run.total) {
+            LOG.info("Full reconcile #{}: {}/{} accounts, {} changes, {} failed", run.id, done, run.total,
+                    run.changes.get(), run.failed.get());
+        }
+    }
+
+    public void finish(Exchange exchange) throws SQLException {
+        Run run = exchange.getProperty(RUN, Run.class);
+        if (run == null) {
+            return;
+        }
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update reconcile_runs set finished_at = now(), accounts_done = ?, accounts_failed = ?, changes = ?
+                 where run_id = ?""")) {
+            ps.setInt(1, run.done.get() - run.failed.get());
+            ps.setInt(2, run.failed.get());
+            ps.setInt(3, run.changes.get());
+            ps.setLong(4, run.id);
+            ps.executeUpdate();
+        }
+        LOG.info("Full reconcile #{} ({}) done in {} ms: {}/{} accounts, {} changes, {} failed", run.id, run.trigger,
+                Duration.between(run.started, Instant.now()).toMillis(), run.done.get() - run.failed.get(), run.total,
+                run.changes.get(), run.failed.get());
+    }
+
+    List<Long> accounts() {
+        TreeSet<Long> all = new TreeSet<>(accountReconciler.knownAccounts());
+        Arrays.stream(configuredAccounts == null ? new String[0] : configuredAccounts.split(","))
+                .map(String::trim).filter(s -> !s.isEmpty()).map(Long::valueOf).forEach(all::add);
+        return new ArrayList<>(all);
+    }
+
+    private Long openRun(String trigger, int total) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                if (PERIODIC.equals(trigger)) {
+                    try (PreparedStatement lock = c.prepareStatement("select pg_advisory_xact_lock(?)")) {
+                        lock.setLong(1, PERIODIC_LOCK);
+                        lock.execute();
+                    }
+                    try (PreparedStatement last = c.prepareStatement(
+                            "select max(started_at) from reconcile_runs where trigger = ?")) {
+                        last.setString(1, PERIODIC);
+                        try (ResultSet rs = last.executeQuery()) {
+                            rs.next();
+                            Timestamp at = rs.getTimestamp(1);
+                            if (at != null && Duration.between(at.toInstant(), Instant.now()).toMillis()
+                                    < intervalMillis * 9 / 10) {
+                                c.commit();
+                                return null;
+                            }
+                        }
+                    }
+                }
+                long id;
+                try (PreparedStatement insert = c.prepareStatement(
+                        "insert into reconcile_runs (trigger, accounts_total) values (?, ?) returning run_id")) {
+                    insert.setString(1, trigger);
+                    insert.setInt(2, total);
+                    try (ResultSet rs = insert.executeQuery()) {
+                        rs.next();
+                        id = rs.getLong(1);
+                    }
+                }
+                c.commit();
+                return id;
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+    }
+
+    public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }
+    public void setAccountReconciler(AccountReconciler accountReconciler) { this.accountReconciler = accountReconciler; }
+    public void setConfiguredAccounts(String accounts) {
+        for (String s : accounts == null ? new String[0] : accounts.split(",")) {
+            if (!s.isBlank() && !s.trim().matches("\\d{1,18}")) {
+                throw new dev.metakit.inbox.config.ConfigurationException(
+                        "METAKIT_ACCOUNTS must be a comma list of account ids, got '" + s.trim() + "'");
+            }
+        }
+        this.configuredAccounts = accounts;
+    }
+    public void setIntervalMillis(long intervalMillis) { this.intervalMillis = intervalMillis; }
+}

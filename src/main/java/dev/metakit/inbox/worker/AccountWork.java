@@ -1,0 +1,18 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.reconcile.Hint;
+
+import java.util.List;
+
+/** The claimed trade-event rows of one account: they ring for one reconcile, whatever their number. */
+public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints) {
+
+    public List<String> keys() {
+        return rows.stream().map(InboxRow::key).toList();
+    }
+
+    /** The most attempts any of these rows has had: the retry policy judges the group by it. */
+    public int attempts() {
+        return rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
+    }
+}

@@ -1,0 +1,126 @@
+package dev.metakit.inbox.worker;
+
+import javax.sql.DataSource;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * The inbox seen as a work queue. Rows are claimed with a lease ({@code FOR UPDATE SKIP LOCKED}, so instances on one
+ * database never claim the same row at once); a row whose lease ran out (its instance crashed) is claimable again.
+ * A row ends processed, or failed with its error, never silently dropped.
+ */
+public class InboxQueue {
+    private static final int MAX_ERROR_LENGTH = 500;
+
+    private static final String CLAIM = """
+            update webhook_inbox i
+               set claimed_by = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
+              from (select delivery_key from webhook_inbox
+                     where processed_at is null and failed_at is null and next_attempt_at <= now()
+                       and (claimed_until is null or claimed_until < now())
+                     order by next_attempt_at
+                     limit ?
+                     for update skip locked) c
+             where i.delivery_key = c.delivery_key
+            returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts""";
+
+    private final DataSource dataSource;
+
+    public InboxQueue(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    public List<InboxRow> claim(String owner, int limit, Duration lease) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
+            ps.setString(1, owner);
+            ps.setString(2, lease.toMillis() + " milliseconds");
+            ps.setInt(3, limit);
+            List<InboxRow> rows = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String text = rs.getString(4);
+                    byte[] body = text != null ? text.getBytes(StandardCharsets.UTF_8) : rs.getBytes(5);
+                    long account = rs.getLong(3);
+                    rows.add(new InboxRow(rs.getString(1), rs.getString(2), rs.wasNull() ? null : account, body,
+                            rs.getInt(6)));
+                }
+            }
+            return rows;
+        }
+    }
+
+    /** Applied: only called once the reconcile these rows rang for has committed. */
+    public int markProcessed(Collection<String> keys) throws SQLException {
+        return update("""
+                update webhook_inbox set processed_at = now(), claimed_by = null, claimed_until = null,
+                       last_error = null
+                 where delivery_key = any(?) and processed_at is null""", keys);
+    }
+
+    public int retryLater(Collection<String> keys, String error, Duration delay) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update webhook_inbox set next_attempt_at = now() + ?::interval, claimed_by = null,
+                       claimed_until = null, last_error = ?
+                 where delivery_key = any(?) and processed_at is null""")) {
+            ps.setString(1, delay.toMillis() + " milliseconds");
+            ps.setString(2, truncate(error));
+            ps.setArray(3, c.createArrayOf("text", keys.toArray()));
+            return ps.executeUpdate();
+        }
+    }
+
+    public int markFailed(Collection<String> keys, String error) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update webhook_inbox set failed_at = now(), claimed_by = null, claimed_until = null, last_error = ?
+                 where delivery_key = any(?) and processed_at is null""")) {
+            ps.setString(1, truncate(error));
+            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+            return ps.executeUpdate();
+        }
+    }
+
+    /** Puts failed rows back in the queue with a fresh attempt count; returns how many. */
+    public int requeueFailed() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update webhook_inbox set failed_at = null, attempts = 0, next_attempt_at = now()
+                 where failed_at is not null and processed_at is null""")) {
+            return ps.executeUpdate();
+        }
+    }
+
+    public record Backlog(long pending, long failed, Duration oldestPendingAge) {
+    }
+
+    public Backlog backlog() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                select count(*) filter (where failed_at is null),
+                       count(*) filter (where failed_at is not null),
+                       coalesce(extract(epoch from now() - min(received_at) filter (where failed_at is null)), 0)
+                  from webhook_inbox where processed_at is null""");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return new Backlog(rs.getLong(1), rs.getLong(2), Duration.ofMillis((long) (rs.getDouble(3) * 1000)));
+        }
+    }
+
+    private int update(String sql, Collection<String> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+            return ps.executeUpdate();
+        }
+    }
+
+    private static String truncate(String error) {
+        if (error == null) {
+            return null;
+        }
+        return error.length() <= MAX_ERROR_LENGTH ? error : error.substring(0, MAX_ERROR_LENGTH);
+    }
+}

@@ -1,0 +1,170 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.metakit.MalformedPayloadException;
+import dev.metakit.inbox.metakit.MetaKitApiException;
+import dev.metakit.inbox.metakit.MetaKitJson;
+import dev.metakit.inbox.metakit.WebhookEvent;
+import dev.metakit.inbox.reconcile.AccountReconciler;
+import dev.metakit.inbox.reconcile.Hint;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.lang.management.ManagementFactory;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The worker's logic, called by {@code routes/worker.camel.yaml}: claims a batch of inbox rows, settles at once
+ * what needs no reconcile (non-trade events), and hands the route one {@link AccountWork} per account with trade
+ * events, so a burst of events for one account costs one reconcile. Rows are marked processed only after their
+ * reconcile committed; a failure schedules a retry with backoff, and after the last attempt the row is failed.
+ */
+public class InboxWorker {
+    private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
+
+    private DataSource dataSource;
+    private AccountReconciler accountReconciler;
+    private String tradeEvents = "position.*";
+    private int batchSize = 500;
+    private long leaseSeconds = 120;
+    private int maxAttempts = 8;
+    private long backoffBaseMillis = 1000;
+    private long backoffMaxMillis = 300_000;
+    private String instanceId = ManagementFactory.getRuntimeMXBean().getName();
+
+    private InboxQueue queue;
+    private TradeEvents trade;
+    private RetryPolicy retryPolicy;
+    private final MetaKitJson json = new MetaKitJson();
+
+    private final AtomicLong processed = new AtomicLong();
+    private final AtomicLong retried = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+
+    public void start() {
+        queue = new InboxQueue(dataSource);
+        trade = new TradeEvents(tradeEvents);
+        retryPolicy = new RetryPolicy(maxAttempts, Duration.ofMillis(backoffBaseMillis), Duration.ofMillis(backoffMaxMillis));
+    }
+
+    /** Claims the next batch; returns the accounts to reconcile (possibly none). */
+    public List<AccountWork> claim() throws SQLException {
+        List<InboxRow> rows = queue.claim(instanceId, batchSize, Duration.ofSeconds(leaseSeconds));
+        if (rows.isEmpty()) {
+            return List.of();
+        }
+        Map<Long, List<InboxRow>> tradeRows = new LinkedHashMap<>();
+        Map<Long, List<WebhookEvent>> tradeEventsByAccount = new LinkedHashMap<>();
+        List<String> settled = new ArrayList<>();
+        Set<Long> accountsSeen = new LinkedHashSet<>();
+        for (InboxRow row : rows) {
+            WebhookEvent event;
+            try {
+                event = json.webhookEvent(row.body());
+            } catch (MalformedPayloadException e) {
+                fail(List.of(row), e);
+                continue;
+            }
+            String name = row.event() != null ? row.event() : event.event();
+            Long account = event.accountId() != null ? event.accountId() : row.accountId();
+            if (account != null) {
+                accountsSeen.add(account);
+            }
+            if (!trade.isTrade(name)) {
+                settled.add(row.key());
+            } else if (account == null) {
+                fail(List.of(row), new MalformedPayloadException("trade event without account_id"));
+            } else {
+                tradeRows.computeIfAbsent(account, a -> new ArrayList<>()).add(row);
+                tradeEventsByAccount.computeIfAbsent(account, a -> new ArrayList<>()).add(event);
+            }
+        }
+        accountReconciler.registerAccounts(accountsSeen);
+        if (!settled.isEmpty()) {
+            processed.addAndGet(queue.markProcessed(settled));
+        }
+        List<AccountWork> work = new ArrayList<>(tradeRows.size());
+        tradeRows.forEach((account, list) ->
+                work.add(new AccountWork(account, list, Hint.from(tradeEventsByAccount.get(account)))));
+        return work;
+    }
+
+    /** The account's reconcile committed: its rows are applied. */
+    public void completed(AccountWork work) throws SQLException {
+        processed.addAndGet(queue.markProcessed(work.keys()));
+    }
+
+    /** The account's reconcile failed: retry with backoff, or fail the rows once their attempts are spent. */
+    public void failed(AccountWork work, Throwable cause) throws SQLException {
+        accountReconciler.recordFailure(work.accountId(), describe(cause));
+        fail(work.rows(), cause);
+    }
+
+    private void fail(List<InboxRow> rows, Throwable cause) {
+        String error = describe(cause);
+        int attempts = rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
+        List<String> keys = rows.stream().map(InboxRow::key).toList();
+        try {
+            if (retryPolicy.exhausted(attempts)) {
+                failed.addAndGet(queue.markFailed(keys, error));
+                for (InboxRow row : rows) {
+                    LOG.warn("Inbox row {} failed after {} attempts (account {}): {}", row.key(), row.attempts(),
+                            row.accountId(), error);
+                }
+            } else {
+                Duration delay = retryPolicy.delay(attempts, cause);
+                retried.addAndGet(queue.retryLater(keys, error, delay));
+                LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}): {}", keys.size(), delay.toMillis(),
+                        attempts, maxAttempts, error);
+            }
+        } catch (SQLException e) {
+            // the lease runs out and the rows are claimed again: nothing is lost
+            LOG.warn("Could not record the failure of {} inbox rows: {}", keys.size(), e.getMessage());
+        }
+    }
+
+    static String describe(Throwable cause) {
+        if (cause instanceof MetaKitApiException || cause instanceof MalformedPayloadException) {
+            return cause.getMessage();
+        }
+        Throwable root = cause;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String message = root.getMessage() == null ? "" : ": " + root.getMessage();
+        return root.getClass().getSimpleName() + message;
+    }
+
+    /** Puts every failed row back in the queue (operators' command); returns how many. */
+    public int requeueFailed() throws SQLException {
+        int n = queue.requeueFailed();
+        LOG.info("Requeued {} failed inbox rows", n);
+        return n;
+    }
+
+    public InboxQueue.Backlog backlog() throws SQLException {
+        return queue.backlog();
+    }
+
+    public long processedCount() { return processed.get(); }
+    public long retriedCount() { return retried.get(); }
+    public long failedCount() { return failed.get(); }
+
+    public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }
+    public void setAccountReconciler(AccountReconciler accountReconciler) { this.accountReconciler = accountReconciler; }
+    public void setTradeEvents(String tradeEvents) { this.tradeEvents = tradeEvents; }
+    public void setBatchSize(int batchSize) { this.batchSize = batchSize; }
+    public void setLeaseSeconds(long leaseSeconds) { this.leaseSeconds = leaseSeconds; }
+    public void setMaxAttempts(int maxAttempts) { this.maxAttempts = maxAttempts; }
+    public void setBackoffBaseMillis(long millis) { this.backoffBaseMillis = millis; }
+    public void setBackoffMaxMillis(long millis) { this.backoffMaxMillis = millis; }
+    public void setInstanceId(String instanceId) { if (instanceId != null && !instanceId.isBlank()) this.instanceId = instanceId; }
+}

@@ -1,0 +1,25 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.metakit.MetaKitApiException;
+
+import java.time.Duration;
+
+/**
+ * How long a row waits before its next attempt: exponential from {@code base}, capped, or MetaKit's Retry-After when
+ * it gives one. After {@code maxAttempts} claims a row is failed, whatever went wrong.
+ */
+public record RetryPolicy(int maxAttempts, Duration base, Duration max) {
+
+    public boolean exhausted(int attempts) {
+        return attempts >= maxAttempts;
+    }
+
+    public Duration delay(int attempts, Throwable failure) {
+        if (failure instanceof MetaKitApiException api && api.retryAfter() != null) {
+            return api.retryAfter();
+        }
+        long factor = 1L << Math.min(Math.max(attempts - 1, 0), 20);
+        Duration d = base.multipliedBy(factor);
+        return d.compareTo(max) > 0 ? max : d;
+    }
+}

@@ -1,0 +1,174 @@
+package dev.metakit.inbox.support;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A programmable MetaKit REST API over real HTTP for the worker tests: positions and deals per account as JSON
+ * strings, webhooks, a queue of forced failures, and a count of calls by path kind.
+ */
+public final class FakeMetaKit implements AutoCloseable {
+    public static final String API_KEY = "mk_test_key_123";
+    private static final Pattern ACCOUNT_PATH = Pattern.compile("/v1/accounts/(\\d+)/(positions|deals)");
+
+    private final HttpServer server;
+    private final Map<Long, List<String>> positions = new ConcurrentHashMap<>();
+    private final Map<Long, List<String>> deals = new ConcurrentHashMap<>();
+    private volatile String webhooks = "[]";
+    private final List<int[]> failures = new ArrayList<>();
+    private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger maxInFlight = new AtomicInteger();
+    private volatile long latencyMillis;
+
+    public FakeMetaKit() {
+        try {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        server.setExecutor(Executors.newFixedThreadPool(16));
+        server.createContext("/", this::handle);
+        server.start();
+    }
+
+    public String url() {
+        return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    public void account(long id) {
+        positions.putIfAbsent(id, new ArrayList<>());
+        deals.putIfAbsent(id, new ArrayList<>());
+    }
+
+    public synchronized void open(long account, long ticket, String volume, String sl, String tp, Instant time) {
+        account(account);
+        positions.get(account).removeIf(p -> p.contains("\"ticket\":" + ticket + ","));
+        positions.get(account).add(("{\"ticket\":%d,\"symbol\":\"EURUSD\",\"type\":\"buy\",\"volume\":%s,"
+                + "\"price_open\":1.08450,\"sl\":%s,\"tp\":%s,\"profit\":0.00,\"swap\":0.00,\"time\":\"%s\","
+                + "\"brand_new_field\":{\"x\":1}}").formatted(ticket, volume, sl, tp, time));
+    }
+
+    public synchronized void deal(long account, long dealTicket, long positionId, String entry, String volume,
+                                  String price, String profit, Instant time) {
+        account(account);
+        deals.get(account).add(("{\"ticket\":%d,\"position_id\":%d,\"order\":%d,\"symbol\":\"EURUSD\",\"type\":\"sell\","
+                + "\"entry\":\"%s\",\"volume\":%s,\"price\":%s,\"profit\":%s,\"commission\":0.00,\"swap\":0.00,"
+                + "\"time\":\"%s\"}").formatted(dealTicket, positionId, dealTicket, entry, volume, price, profit, time));
+    }
+
+    public synchronized void close(long account, long ticket) {
+        positions.get(account).removeIf(p -> p.contains("\"ticket\":" + ticket + ","));
+    }
+
+    public void webhooks(String json) {
+        webhooks = json;
+    }
+
+    /** The next {@code count} calls answer {@code status} (429 carries Retry-After: retryAfterSeconds). */
+    public synchronized void failNext(int count, int status, int retryAfterSeconds) {
+        failures.add(new int[]{count, status, retryAfterSeconds});
+    }
+
+    public void latency(long millis) {
+        latencyMillis = millis;
+    }
+
+    public int calls(String kind) {
+        AtomicInteger n = calls.get(kind);
+        return n == null ? 0 : n.get();
+    }
+
+    public int totalCalls() {
+        return calls.values().stream().mapToInt(AtomicInteger::get).sum();
+    }
+
+    public int maxInFlight() {
+        return maxInFlight.get();
+    }
+
+    private synchronized int[] nextFailure() {
+        if (failures.isEmpty()) {
+            return null;
+        }
+        int[] f = failures.get(0);
+        if (--f[0] <= 0) {
+            failures.remove(0);
+        }
+        return f;
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        int now = inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(now, Math::max);
+        try {
+            String path = ex.getRequestURI().getPath();
+            Matcher m = ACCOUNT_PATH.matcher(path);
+            String kind = m.matches() ? m.group(2) : path.equals("/v1/webhooks") ? "webhooks" : "other";
+            calls.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
+            if (latencyMillis > 0) {
+                Thread.sleep(latencyMillis);
+            }
+            if (!("Bearer " + API_KEY).equals(ex.getRequestHeaders().getFirst("Authorization"))) {
+                send(ex, 401, "{\"error\":\"invalid api key\"}");
+                return;
+            }
+            int[] failure = nextFailure();
+            if (failure != null) {
+                if (failure[1] == 429) {
+                    ex.getResponseHeaders().add("Retry-After", String.valueOf(failure[2]));
+                }
+                send(ex, failure[1], "{\"error\":\"forced failure\"}");
+                return;
+            }
+            if (kind.equals("webhooks")) {
+                send(ex, 200, webhooks);
+                return;
+            }
+            if (!m.matches()) {
+                send(ex, 404, "{\"error\":\"not found\"}");
+                return;
+            }
+            long account = Long.parseLong(m.group(1));
+            List<String> source = (kind.equals("positions") ? positions : deals).get(account);
+            if (source == null) {
+                send(ex, 404, "{\"error\":\"unknown account\"}");
+                return;
+            }
+            synchronized (this) {
+                send(ex, 200, "[" + String.join(",", source) + "]");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    private static void send(HttpExchange ex, int status, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().add("Content-Type", "application/json");
+        ex.sendResponseHeaders(status, bytes.length);
+        ex.getResponseBody().write(bytes);
+        ex.close();
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
