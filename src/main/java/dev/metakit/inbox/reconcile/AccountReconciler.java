@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
@@ -119,6 +120,7 @@ public class AccountReconciler {
      */
     public ReconcileResult apply(long accountId, Instant snapshotAt, List<ApiPosition> openNow, List<ApiDeal> deals,
                                  Collection<Hint> hints) {
+        Objects.requireNonNull(snapshotAt, "snapshotAt");
         // timestamptz keeps microseconds: compare what is stored with what would be stored
         Instant snapshot = snapshotAt.truncatedTo(ChronoUnit.MICROS);
         try (Connection c = dataSource.getConnection()) {
@@ -177,7 +179,7 @@ public class AccountReconciler {
                 continue;
             }
             Closure closure = Closure.of(r.ticket(), deals);
-            PositionRow next = closure == null ? withStatus(r, PositionRow.CLOSING)
+            PositionRow next = closure == null ? r.withStatus(PositionRow.CLOSING)
                     : closure.complete() ? r.closed(closure) : r.closing(closure);
             if (PositionTable.upsert(c, accountId, next) != Write.UNCHANGED) {
                 if (next.isClosed()) {
@@ -193,7 +195,7 @@ public class AccountReconciler {
                 continue;
             }
             Closure closure = Closure.of(ticket, deals);
-            PositionRow blank = withStatus(PositionRow.unknown(ticket), PositionRow.CLOSING);
+            PositionRow blank = PositionRow.placeholder(ticket);
             PositionRow next;
             if (closure != null) {
                 next = closure.complete() ? blank.closed(closure) : blank.closing(closure);
@@ -212,11 +214,6 @@ public class AccountReconciler {
         }
         markReconciled(c, accountId, snapshot);
         return new ReconcileResult(accountId, false, opened, updated, closed, closing);
-    }
-
-    private static PositionRow withStatus(PositionRow r, String status) {
-        return new PositionRow(r.ticket(), status, r.symbol(), r.type(), r.volume(), r.priceOpen(), r.sl(), r.tp(),
-                r.profit(), r.swap(), r.openedAt(), null, null, null, null);
     }
 
     private static Instant lockAccount(Connection c, long accountId) throws SQLException {

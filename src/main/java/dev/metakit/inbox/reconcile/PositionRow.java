@@ -38,9 +38,16 @@ record PositionRow(long ticket, String status, String symbol, String type, BigDe
                 c.last().time(), c.last().ticket(), c.last().price(), c.closeProfit());
     }
 
-    static PositionRow unknown(long ticket) {
-        return new PositionRow(ticket, null, null, null, null, null, null, null, null, null, null, null, null, null,
+    /** A ticket known only from a hint: closing, nothing else known yet. */
+    static PositionRow placeholder(long ticket) {
+        return new PositionRow(ticket, CLOSING, null, null, null, null, null, null, null, null, null, null, null, null,
                 null);
+    }
+
+    /** The same row in another unsettled status, without close data. */
+    PositionRow withStatus(String newStatus) {
+        return new PositionRow(ticket, newStatus, symbol, type, volume, priceOpen, sl, tp, profit, swap, openedAt,
+                null, null, null, null);
     }
 
     private static <T> T or(T mine, T fallback) {

@@ -10,6 +10,7 @@ import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -30,10 +31,11 @@ final class PositionTable {
     private static final String UPSERT = "insert into positions as p (account_id, " + COLUMNS + ")"
             + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             + " on conflict on constraint positions_pk do update set "
-            + String.join(", ", java.util.Arrays.stream(UPDATED).map(c -> c + " = excluded." + c).toList())
+            + String.join(", ", Arrays.stream(UPDATED).map(c -> c + " = excluded." + c).toList())
             + ", updated_at = now()"
-            + " where (" + String.join(", ", java.util.Arrays.stream(UPDATED).map(c -> "p." + c).toList()) + ")"
-            + " is distinct from (" + String.join(", ", java.util.Arrays.stream(UPDATED).map(c -> "excluded." + c).toList()) + ")"
+            + " where (" + String.join(", ", Arrays.stream(UPDATED).map(c -> "p." + c).toList()) + ")"
+            + " is distinct from ("
+            + String.join(", ", Arrays.stream(UPDATED).map(c -> "excluded." + c).toList()) + ")"
             + " returning (xmax = 0) as inserted";
 
     private PositionTable() {

@@ -2,6 +2,7 @@ package dev.metakit.inbox.reconcile;
 
 import dev.metakit.inbox.metakit.ApiDeal;
 import dev.metakit.inbox.metakit.ApiPosition;
+import dev.metakit.inbox.metakit.WebhookEvent;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,8 +23,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class AccountReconcilerTest {
 
@@ -321,6 +326,42 @@ class AccountReconcilerTest {
         ReconcileResult lagging = apply(T0.plusSeconds(150), List.of(position(1100, "0.10", "1.1", T0)), List.of());
         assertThat(lagging.changes()).isZero();
         assertThat(row(1100).get("status")).isEqualTo("closed");
+    }
+
+    @Test
+    void aReconcileWaitsForAnotherOneOfTheSameAccountAndThenSeesItsSnapshot() throws Exception {
+        reconciler.registerAccounts(List.of(ACCOUNT));
+        try (Connection holder = db.getConnection()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement lock = holder.prepareStatement(
+                    "select 1 from accounts where account_id = ? for update")) {
+                lock.setLong(1, ACCOUNT);
+                lock.executeQuery().close();
+            }
+            // another reconcile of the account holds it: this one must wait, not interleave
+            CompletableFuture<ReconcileResult> waiting = CompletableFuture.supplyAsync(
+                    () -> apply(T0, List.of(position(1400, "0.1", "1", T0)), List.of()));
+            assertThatThrownBy(() -> waiting.get(300, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
+            try (PreparedStatement newer = holder.prepareStatement(
+                    "update accounts set last_snapshot_at = ? where account_id = ?")) {
+                newer.setObject(1, OffsetDateTime.ofInstant(T0.plusSeconds(1), ZoneOffset.UTC));
+                newer.setLong(2, ACCOUNT);
+                newer.executeUpdate();
+            }
+            holder.commit();
+
+            assertThat(waiting.get(10, TimeUnit.SECONDS).stale()).isTrue();
+        }
+        assertThat(count()).isZero();
+    }
+
+    @Test
+    void hintsComeFromTheEventsThatNameATicket() {
+        List<Hint> hints = Hint.from(List.of(
+                new WebhookEvent("position.closed", ACCOUNT, T0, 7L),
+                new WebhookEvent("account.connected", ACCOUNT, T0, null)));
+
+        assertThat(hints).containsExactly(new Hint(7, "position.closed", T0));
     }
 
     // ---- planning
