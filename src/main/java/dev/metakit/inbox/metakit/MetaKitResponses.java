@@ -24,8 +24,14 @@ public class MetaKitResponses {
         }
     }
 
+    /** Adds the bearer key right before the call; {@link #check} removes it right after, so it never travels on. */
+    public void authorize(Exchange exchange) {
+        exchange.getMessage().setHeader("Authorization", "Bearer " + apiKey);
+    }
+
     public void check(Exchange exchange) {
         Message in = exchange.getMessage();
+        in.removeHeader("Authorization");
         Integer status = in.getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
         byte[] body = in.getBody(byte[].class);
         in.setBody(body);

@@ -64,14 +64,20 @@ public class InboxQueue {
                  where delivery_key = any(?) and processed_at is null""", keys);
     }
 
-    public int retryLater(Collection<String> keys, String error, Duration delay) throws SQLException {
+    /**
+     * Schedules another attempt. {@code countAttempt=false} gives the claim back (our own misconfiguration, such as a
+     * rejected API key, must not use up a delivery's attempts).
+     */
+    public int retryLater(Collection<String> keys, String error, Duration delay, boolean countAttempt)
+            throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 update webhook_inbox set next_attempt_at = now() + ?::interval, claimed_by = null,
-                       claimed_until = null, last_error = ?
+                       claimed_until = null, last_error = ?, attempts = greatest(attempts - ?, 0)
                  where delivery_key = any(?) and processed_at is null""")) {
             ps.setString(1, delay.toMillis() + " milliseconds");
             ps.setString(2, truncate(error));
-            ps.setArray(3, c.createArrayOf("text", keys.toArray()));
+            ps.setInt(3, countAttempt ? 0 : 1);
+            ps.setArray(4, c.createArrayOf("text", keys.toArray()));
             return ps.executeUpdate();
         }
     }

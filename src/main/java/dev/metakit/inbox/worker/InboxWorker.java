@@ -113,6 +113,10 @@ public class InboxWorker {
         int attempts = rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
         List<String> keys = rows.stream().map(InboxRow::key).toList();
         try {
+            if (cause instanceof MetaKitApiException api && api.unauthorized()) {
+                queue.retryLater(keys, error, Duration.ofMillis(backoffMaxMillis), false);
+                return;
+            }
             if (retryPolicy.exhausted(attempts)) {
                 failed.addAndGet(queue.markFailed(keys, error));
                 for (InboxRow row : rows) {
@@ -121,7 +125,7 @@ public class InboxWorker {
                 }
             } else {
                 Duration delay = retryPolicy.delay(attempts, cause);
-                retried.addAndGet(queue.retryLater(keys, error, delay));
+                retried.addAndGet(queue.retryLater(keys, error, delay, true));
                 LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}): {}", keys.size(), delay.toMillis(),
                         attempts, maxAttempts, error);
             }
