@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class ApiCallStats {
     private final Map<String, Map<Integer, LongAdder>> counts = new ConcurrentHashMap<>();
 
-    void count(String endpoint, int status) {
+    void record(String endpoint, int status) {
         counts.computeIfAbsent(endpoint, e -> new ConcurrentHashMap<>())
                 .computeIfAbsent(status, s -> new LongAdder())
                 .increment();

@@ -33,6 +33,7 @@ public final class SandboxApi implements AutoCloseable {
     private static final Pattern POSITIONS = Pattern.compile("/v1/accounts/([^/]+)/positions");
     private static final Pattern DEALS = Pattern.compile("/v1/accounts/([^/]+)/deals");
     private static final Pattern WEBHOOKS = Pattern.compile("/v1/webhooks/?");
+    private static final String ENDPOINT_ATTRIBUTE = "metakit.sandbox.endpoint";
     private static final Pattern ROTATE = Pattern.compile("/v1/webhooks/([^/]+)/rotate");
 
     private final SandboxMarket market;
@@ -89,18 +90,16 @@ public final class SandboxApi implements AutoCloseable {
 
     private void handle(HttpExchange exchange) throws IOException {
         String path = exchange.getRequestURI().getPath();
-        String name = endpointName(path);
-        int status = 500;
+        exchange.setAttribute(ENDPOINT_ATTRIBUTE, endpointName(path));
         try {
-            status = respond(exchange, path);
+            respond(exchange, path);
         } catch (RuntimeException e) {
             LOG.warn("Sandbox API failed on {} {}", exchange.getRequestMethod(), path, e);
-            status = send(exchange, 500, error("internal error: " + e.getMessage()));
+            send(exchange, 500, error("internal error: " + e.getMessage()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            status = send(exchange, 503, error("shutting down"));
+            send(exchange, 503, error("shutting down"));
         } finally {
-            stats.count(name, status);
             exchange.close();
         }
     }
@@ -198,7 +197,9 @@ public final class SandboxApi implements AutoCloseable {
         return send(exchange, 405, error("method not allowed"));
     }
 
-    private static int send(HttpExchange exchange, int status, Object body) throws IOException {
+    /** Counts the call before answering, so a client that has its answer also sees it counted. */
+    private int send(HttpExchange exchange, int status, Object body) throws IOException {
+        stats.record((String) exchange.getAttribute(ENDPOINT_ATTRIBUTE), status);
         byte[] bytes = SandboxJson.write(body);
         exchange.getResponseHeaders().set("Content-Type", "application/json; charset=utf-8");
         exchange.sendResponseHeaders(status, bytes.length);
