@@ -33,7 +33,6 @@ public final class SandboxApi implements AutoCloseable {
     private static final Pattern POSITIONS = Pattern.compile("/v1/accounts/([^/]+)/positions");
     private static final Pattern DEALS = Pattern.compile("/v1/accounts/([^/]+)/deals");
     private static final Pattern WEBHOOKS = Pattern.compile("/v1/webhooks/?");
-    private static final String ENDPOINT_ATTRIBUTE = "metakit.sandbox.endpoint";
     private static final Pattern ROTATE = Pattern.compile("/v1/webhooks/([^/]+)/rotate");
 
     private final SandboxMarket market;
@@ -90,24 +89,24 @@ public final class SandboxApi implements AutoCloseable {
 
     private void handle(HttpExchange exchange) throws IOException {
         String path = exchange.getRequestURI().getPath();
-        exchange.setAttribute(ENDPOINT_ATTRIBUTE, endpointName(path));
+        String name = endpointName(path);
         try {
-            respond(exchange, path);
+            respond(exchange, name, path);
         } catch (RuntimeException e) {
             LOG.warn("Sandbox API failed on {} {}", exchange.getRequestMethod(), path, e);
-            send(exchange, 500, error("internal error: " + e.getMessage()));
+            send(exchange, name, 500, error("internal error: " + e.getMessage()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            send(exchange, 503, error("shutting down"));
+            send(exchange, name, 503, error("shutting down"));
         } finally {
             exchange.close();
         }
     }
 
-    private int respond(HttpExchange exchange, String path) throws IOException, InterruptedException {
+    private int respond(HttpExchange exchange, String name, String path) throws IOException, InterruptedException {
         String auth = exchange.getRequestHeaders().getFirst("Authorization");
         if (auth == null || !MessageDigest.isEqual(auth.getBytes(StandardCharsets.UTF_8), apiKey)) {
-            return send(exchange, 401, error(auth == null ? "missing bearer token" : "invalid api key"));
+            return send(exchange, name, 401, error(auth == null ? "missing bearer token" : "invalid api key"));
         }
         long latency = faults.apiLatency().toMillis();
         double faultRoll;
@@ -123,31 +122,31 @@ public final class SandboxApi implements AutoCloseable {
             Thread.sleep(latency);  // simulated latency, not a wait on a condition
         }
         if (faultRoll < faults.api5xxProbability()) {
-            return send(exchange, 503, error("service temporarily unavailable"));
+            return send(exchange, name, 503, error("service temporarily unavailable"));
         }
         if (faultRoll < faults.api5xxProbability() + faults.api429Probability()) {
             exchange.getResponseHeaders().set("Retry-After", Integer.toString(faults.retryAfterSeconds()));
-            return send(exchange, 429, error("rate limit exceeded"));
+            return send(exchange, name, 429, error("rate limit exceeded"));
         }
         String method = exchange.getRequestMethod();
         Matcher m;
         if ((m = POSITIONS.matcher(path)).matches()) {
             if (!"GET".equals(method)) {
-                return methodNotAllowed(exchange, "GET");
+                return methodNotAllowed(exchange, name, "GET");
             }
             Long account = account(m.group(1));
             if (account == null) {
-                return send(exchange, 404, error("unknown account " + m.group(1)));
+                return send(exchange, name, 404, error("unknown account " + m.group(1)));
             }
-            return send(exchange, 200, market.positionsJson(account));
+            return send(exchange, name, 200, market.positionsJson(account));
         }
         if ((m = DEALS.matcher(path)).matches()) {
             if (!"GET".equals(method)) {
-                return methodNotAllowed(exchange, "GET");
+                return methodNotAllowed(exchange, name, "GET");
             }
             Long account = account(m.group(1));
             if (account == null) {
-                return send(exchange, 404, error("unknown account " + m.group(1)));
+                return send(exchange, name, 404, error("unknown account " + m.group(1)));
             }
             Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
             Instant from;
@@ -156,31 +155,31 @@ public final class SandboxApi implements AutoCloseable {
                 from = instant(query.get("from"));
                 to = instant(query.get("to"));
             } catch (DateTimeParseException e) {
-                return send(exchange, 400, error("from/to must be ISO-8601 instants like 2026-12-02T10:15:30Z"));
+                return send(exchange, name, 400, error("from/to must be ISO-8601 instants like 2026-12-02T10:15:30Z"));
             }
-            return send(exchange, 200, market.deals(account, from, to).stream().map(Deal::toJson).toList());
+            return send(exchange, name, 200, market.deals(account, from, to).stream().map(Deal::toJson).toList());
         }
         if (WEBHOOKS.matcher(path).matches()) {
             if (!"GET".equals(method)) {
-                return methodNotAllowed(exchange, "GET");
+                return methodNotAllowed(exchange, name, "GET");
             }
-            return send(exchange, 200, endpoints.all().stream().map(WebhookEndpoint::toJson).toList());
+            return send(exchange, name, 200, endpoints.all().stream().map(WebhookEndpoint::toJson).toList());
         }
         if ((m = ROTATE.matcher(path)).matches()) {
             if (!"POST".equals(method)) {
-                return methodNotAllowed(exchange, "POST");
+                return methodNotAllowed(exchange, name, "POST");
             }
             String id = m.group(1);
             if (endpoints.find(id).isEmpty()) {
-                return send(exchange, 404, error("unknown webhook " + id));
+                return send(exchange, name, 404, error("unknown webhook " + id));
             }
             SecretRotation rotation = endpoints.rotate(id);
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("id", rotation.webhookId());
             body.put("secret", rotation.secret());
-            return send(exchange, 200, body);
+            return send(exchange, name, 200, body);
         }
-        return send(exchange, 404, error("no such endpoint " + path));
+        return send(exchange, name, 404, error("no such endpoint " + path));
     }
 
     private Long account(String raw) {
@@ -192,14 +191,14 @@ public final class SandboxApi implements AutoCloseable {
         }
     }
 
-    private int methodNotAllowed(HttpExchange exchange, String allowed) throws IOException {
+    private int methodNotAllowed(HttpExchange exchange, String name, String allowed) throws IOException {
         exchange.getResponseHeaders().set("Allow", allowed);
-        return send(exchange, 405, error("method not allowed"));
+        return send(exchange, name, 405, error("method not allowed"));
     }
 
     /** Counts the call before answering, so a client that has its answer also sees it counted. */
-    private int send(HttpExchange exchange, int status, Object body) throws IOException {
-        stats.record((String) exchange.getAttribute(ENDPOINT_ATTRIBUTE), status);
+    private int send(HttpExchange exchange, String name, int status, Object body) throws IOException {
+        stats.record(name, status);
         byte[] bytes = SandboxJson.write(body);
         exchange.getResponseHeaders().set("Content-Type", "application/json; charset=utf-8");
         exchange.sendResponseHeaders(status, bytes.length);
