@@ -39,6 +39,7 @@ public final class SandboxCli {
     private static final Set<String> SEND_OPTIONS = Set.of("url", "secret", "event", "account", "ticket", "retries");
     private static final Set<String> RUN_OPTIONS = Set.of("url", "secret", "api-port", "api-key", "seed", "accounts",
             "rate", "faults", "operations");
+    private static final Duration PROGRESS_EVERY = Duration.ofSeconds(5);
     private static final Set<String> FLAGS = Set.of("retries", "help");
 
     private SandboxCli() {
@@ -66,6 +67,9 @@ public final class SandboxCli {
         } catch (IllegalArgumentException e) {
             err.println("sandbox: " + e.getMessage() + " (see --help)");
             return 2;
+        } catch (IOException e) {
+            err.println("sandbox: cannot start the API: " + e.getMessage() + " (is --api-port free?)");
+            return 1;
         }
     }
 
@@ -143,10 +147,14 @@ public final class SandboxCli {
                 + options.value("faults", "moderate"));
         sandbox.start();
         try {
-            while (!stopped.await(5, java.util.concurrent.TimeUnit.SECONDS)) {
-                out.println(sandbox.progressLine());
+            long nextLine = System.nanoTime() + PROGRESS_EVERY.toNanos();
+            while (!stopped.await(250, java.util.concurrent.TimeUnit.MILLISECONDS)) {
                 if (sandbox.trafficDone() && sandbox.sender().inFlight() == 0) {
                     break;
+                }
+                if (System.nanoTime() >= nextLine) {
+                    out.println(sandbox.progressLine());
+                    nextLine += PROGRESS_EVERY.toNanos();
                 }
             }
         } finally {
