@@ -51,7 +51,8 @@ class IngestDurabilityTest {
         postgres = startPostgres(port);
         String url = postgres.getJdbcUrl("postgres", "postgres");
         inbox = RunningInbox.start(Map.of("metakit.database.url", url, "metakit.database.user", "postgres",
-                "metakit.database.password", ""));
+                "metakit.database.password", "",
+                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest")));
 
         byte[] body = "{\"event\":\"position.opened\",\"account_id\":9,\"data\":{\"ticket\":1}}"
                 .getBytes(StandardCharsets.UTF_8);

@@ -33,7 +33,9 @@ class IngestRouteTest {
 
     @BeforeAll
     static void startBundle() {
-        inbox = RunningInbox.start(Map.of("metakit.webhook.secret-previous", RunningInbox.PREVIOUS_SECRET));
+        // the ingest side alone: no worker touches the rows these tests inspect
+        inbox = RunningInbox.start(Map.of("metakit.webhook.secret-previous", RunningInbox.PREVIOUS_SECRET,
+                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest")));
     }
 
     @AfterAll

@@ -42,6 +42,9 @@ public final class RunningInbox implements AutoCloseable {
         main.addOverrideProperty("camel.management.port", String.valueOf(managementPort));
         main.addOverrideProperty("camel.management.host", "127.0.0.1");
         main.addOverrideProperty("metakit.webhook.secret", SECRET);
+        // no MetaKit unless a test brings one: nothing listens on the discard port
+        main.addOverrideProperty("metakit.api.url", "http://127.0.0.1:9");
+        main.addOverrideProperty("metakit.api.key", "no-metakit-in-this-test");
         main.addOverrideProperty("metakit.database.url", TestDatabase.jdbcUrl());
         main.addOverrideProperty("metakit.database.user", TestDatabase.user());
         main.addOverrideProperty("metakit.database.password",
@@ -62,6 +65,13 @@ public final class RunningInbox implements AutoCloseable {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> inbox.healthStatus() == 200);
         return inbox;
+    }
+
+    /** The value of {@code camel.main.routes-include-pattern} that loads only the named route files. */
+    public static String onlyRoutes(String... names) {
+        return java.util.Arrays.stream(names)
+                .map(n -> "file:" + basedir().resolve("routes").resolve(n + ".camel.yaml"))
+                .collect(java.util.stream.Collectors.joining(","));
     }
 
     public static Path basedir() {

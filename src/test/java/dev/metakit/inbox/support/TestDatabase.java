@@ -71,6 +71,17 @@ public final class TestDatabase {
         return password;
     }
 
+    /** The first column of the first row of a query, as a long. */
+    public static long scalar(String sql) {
+        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
     /** Empties every table of the bundle's schema (not Flyway's history). */
     public static void truncateAll() {
         try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {

@@ -19,6 +19,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -108,12 +111,18 @@ class WorkerReconcileTest {
         metakit.open(4, 1, "0.10", "0", "0", t0);
         metakit.latency(20);
         startInbox(Map.of());
+        ExecutorService senders = Executors.newFixedThreadPool(16);
+        List<Future<Integer>> statuses = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
-            // distinct bodies, so each is its own delivery; a reconcile is in flight while most of them arrive
+            // distinct bodies, so each is its own delivery
             byte[] body = ("{\"event\":\"position.modified\",\"account_id\":4,\"data\":{\"ticket\":1,\"sl\":1.0" + i
                     + "}}").getBytes(StandardCharsets.UTF_8);
-            assertThat(inbox.postSigned(body, "position.modified").statusCode()).isEqualTo(200);
+            statuses.add(senders.submit(() -> inbox.postSigned(body, "position.modified").statusCode()));
         }
+        for (Future<Integer> status : statuses) {
+            assertThat(status.get()).isEqualTo(200);
+        }
+        senders.shutdown();
         awaitAllProcessed();
         int calls = metakit.totalCalls();
         System.out.println("COALESCING: 100 events for one account -> " + calls + " MetaKit API calls");
@@ -208,12 +217,8 @@ class WorkerReconcileTest {
         }
     }
 
-    static long scalar(String sql) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
+    static long scalar(String sql) {
+        return TestDatabase.scalar(sql);
     }
 
     static String text(String sql) throws Exception {
