@@ -48,6 +48,9 @@ public final class InboxWriter implements AutoCloseable {
     private final BlockingQueue<Pending> queue;
     private final List<Thread> writers = new ArrayList<>();
     private volatile boolean running = true;
+    /** when the last batch failed (System.nanoTime), 0 after a success */
+    private volatile long lastFailureNanos;
+    private static final long FAIL_FAST_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private record Pending(Delivery delivery, long deadlineNanos, CompletableFuture<Boolean> stored) {
     }
@@ -72,7 +75,14 @@ public final class InboxWriter implements AutoCloseable {
      * @throws InboxUnavailableException if it is not committed within the timeout
      */
     public boolean store(Delivery delivery) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        long now = System.nanoTime();
+        long failedAt = lastFailureNanos;
+        if (failedAt != 0 && now - failedAt < FAIL_FAST_NANOS) {
+            // the database just failed a batch: answer at once instead of tying up a request thread for the timeout;
+            // after the window the next deliveries probe it again
+            throw new InboxUnavailableException("inbox database unavailable");
+        }
+        long deadline = now + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         Pending pending = new Pending(delivery, deadline, new CompletableFuture<>());
         if (!running || !queue.offer(pending)) {
             throw new InboxUnavailableException("inbox is not accepting writes");
@@ -129,6 +139,7 @@ public final class InboxWriter implements AutoCloseable {
         }
         try {
             Set<String> inserted = insert(byKey);
+            lastFailureNanos = 0;
             for (Map.Entry<String, List<Pending>> e : byKey.entrySet()) {
                 boolean isNew = inserted.contains(e.getKey());
                 List<Pending> waiting = e.getValue();
@@ -138,6 +149,7 @@ public final class InboxWriter implements AutoCloseable {
                 }
             }
         } catch (SQLException | RuntimeException e) {
+            lastFailureNanos = System.nanoTime();
             LOG.warn("Inbox batch of {} deliveries not committed: {}", byKey.size(), e.getMessage());
             byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(e)));
         }

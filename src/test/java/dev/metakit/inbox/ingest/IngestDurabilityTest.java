@@ -69,6 +69,10 @@ class IngestDurabilityTest {
         assertThat(whileDown.statusCode()).isEqualTo(503);
         assertThat(whileDown.body()).doesNotContain("Exception").doesNotContain("at ");
         assertThat(took).isLessThan(Duration.ofMillis(4500));
+        long again = System.nanoTime();
+        assertThat(inbox.post(body, header, "position.opened").statusCode())
+                .as("right after a failed commit the next delivery is refused at once").isEqualTo(503);
+        assertThat(Duration.ofNanos(System.nanoTime() - again)).isLessThan(Duration.ofMillis(500));
         await().atMost(Duration.ofSeconds(10)).until(() -> inbox.healthStatus() == 503);
 
         postgres = startPostgres(port);
