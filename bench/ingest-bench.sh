@@ -5,7 +5,7 @@
 #   bench/ingest-bench.sh                       # 3 rounds x {16, 64} connections x {pgbench, ours, express}
 #   ROUNDS=5 DURATION=20 bench/ingest-bench.sh  # the method (5 rounds of 20 s)
 #
-# Knobs (environment): ROUNDS (3), DURATION seconds measured per run (15), WARMUP seconds before it (3),
+# Knobs (environment): ROUNDS (3), DURATION seconds measured per run (15), WARMUP seconds before it (5: the JIT),
 # CONNS ("16 64"), SYSTEMS ("pgbench ours express"), BENCH_DIR (/tmp/metakit-inbox-bench: PostgreSQL data, logs,
 # results), BENCH_PGPORT (55439), OURS_HTTP_PORT (18480), OURS_MGMT_PORT (18481), EXPRESS_PORT (18482),
 # OURS_JAVA_OPTS (JVM options for our consumer), METAKIT_INBOX_WRITERS / METAKIT_INBOX_MAX_BATCH /
@@ -19,7 +19,7 @@ cd "$ROOT"
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-15}
-WARMUP=${WARMUP:-3}
+WARMUP=${WARMUP:-5}
 CONNS=${CONNS:-"16 64"}
 SYSTEMS=${SYSTEMS:-"pgbench ours express"}
 EXTRA_RUNS=${EXTRA_RUNS:-1}
@@ -161,6 +161,23 @@ start_express() {
 
 stop_express() { [ -n "$EXPRESS_PID" ] && { kill "$EXPRESS_PID" 2>/dev/null; wait "$EXPRESS_PID" 2>/dev/null || true; }; EXPRESS_PID=; return 0; }
 
+# This machine is shared (2 cores): before each run wait until the CPU is quiet, so a neighbour's build does not
+# land in one system's figures. QUIET_IDLE percent idle over 2 s (default 85), at most QUIET_MAX seconds (120).
+wait_quiet() {
+  local waited=0 a b idle
+  while :; do
+    a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
+    local tot=0 i
+    for i in 1 2 3 4 5 6 7 8; do tot=$(( tot + ${b[$i]} - ${a[$i]} )); done
+    idle=$(( 100 * ( ${b[4]} - ${a[4]} + ${b[5]} - ${a[5]} ) / (tot > 0 ? tot : 1) ))
+    if [ "$idle" -ge "${QUIET_IDLE:-85}" ]; then break; fi
+    if [ "$waited" -ge "${QUIET_MAX:-120}" ]; then log "CPU still busy (idle $idle%) after ${waited}s: running anyway"; break; fi
+    waited=$(( waited + 5 )); sleep 3
+  done
+  [ "$waited" -gt 0 ] && log "waited ${waited}s for a quiet CPU (idle $idle%)"
+  return 0
+}
+
 cleanup() { stop_ours; stop_express; }
 trap cleanup EXIT
 
@@ -250,6 +267,7 @@ for round in $(seq 1 "$ROUNDS"); do
   for c in $CONNS; do
     for s in $SYSTEMS; do
       reset_table
+      wait_quiet
       case $s in
         pgbench) run_pgbench "$c" ;;
         ours)
@@ -266,6 +284,7 @@ done
 
 if [ "$EXTRA_RUNS" = 1 ]; then
   reset_table
+  wait_quiet
   start_ours ours-xmx256m "-Xmx256m"; echo "$READY_MS" >>"$STARTUPS"
   log "ours with -Xmx256m at 64 connections (ready in $READY_MS ms)"
   load ours-xmx256m "$OURS_HTTP_PORT" 64

@@ -118,7 +118,18 @@ public final class IngestLoad {
                 }
             });
         }
+        // machine CPU over the measured window (all processes), and the generator's own share
+        long[] cpuAtStart = null;
+        long ownAtStart = 0;
+        long sleepTo = measureFrom - System.nanoTime();
+        if (sleepTo > 0) {
+            TimeUnit.NANOSECONDS.sleep(sleepTo);
+        }
+        cpuAtStart = procStat();
+        ownAtStart = ownCpuNanos();
         done.await();
+        long[] cpuAtEnd = procStat();
+        long ownCpu = ownCpuNanos() - ownAtStart;
         pool.shutdown();
         double seconds = o.durationSeconds();
 
@@ -152,6 +163,16 @@ public final class IngestLoad {
             missing = countMissing(o, acked);
         }
         double tput = ok / seconds;
+        String cpu = "";
+        if (cpuAtStart != null && cpuAtEnd != null) {
+            double total = cpuAtEnd[0] - cpuAtStart[0];
+            double idle = cpuAtEnd[1] - cpuAtStart[1];
+            int cores = Runtime.getRuntime().availableProcessors();
+            cpu = String.format(Locale.ROOT, "[%s] machine CPU busy %.0f%% of %d cores over the measured window; "
+                            + "generator used %.2f core-s (%.0f%% of one core), %.1f us per request%n",
+                    o.label(), total > 0 ? 100.0 * (total - idle) / total : 0, cores, ownCpu / 1e9,
+                    100.0 * ownCpu / 1e9 / seconds, requests > 0 ? ownCpu / 1e3 / requests : 0);
+        }
         System.out.printf(Locale.ROOT,
                 "[%s] connections=%d duration=%ds (+%ds warm-up) client=%s%n"
                         + "[%s] requests=%d 2xx=%d throughput=%.0f 2xx/s%n"
@@ -164,6 +185,7 @@ public final class IngestLoad {
                 o.label(), non2xxTotal, non2xx, errors, firstError == null ? "" : " first error: " + firstError,
                 o.label(), acked.size(), missing,
                 exhausted.get() > 0 ? " (RAN OUT OF PRE-SIGNED DELIVERIES: raise --deliveries)" : "");
+        System.out.print(cpu);
         if (o.resultFile() != null) {
             String line = String.join("\t", o.label(), String.valueOf(o.connections()),
                     String.format(Locale.ROOT, "%.0f", tput),
@@ -448,6 +470,29 @@ public final class IngestLoad {
             }
         }
         return acked.size() - present;
+    }
+
+    /** {total jiffies, idle+iowait jiffies} from /proc/stat, or null where there is none. */
+    private static long[] procStat() {
+        try {
+            String first = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0);
+            String[] f = first.trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i < f.length && i <= 8; i++) {
+                total += Long.parseLong(f[i]);
+            }
+            return new long[] {total, Long.parseLong(f[4]) + Long.parseLong(f[5])};
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    private static long ownCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+            return sun.getProcessCpuTime();
+        }
+        return 0;
     }
 
     private static double pct(long[] sorted, double p) {
