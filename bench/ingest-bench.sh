@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# Ingest benchmark: our consumer vs. the pgbench single-row INSERT limit vs. the seed's Express+pg reference,
+# on one local PostgreSQL 15 (fsync and synchronous_commit on), alternating rounds, medians. See BENCHMARKS.md.
+#
+#   bench/ingest-bench.sh                       # 3 rounds x {16, 64} connections x {pgbench, ours, express}
+#   ROUNDS=5 DURATION=20 bench/ingest-bench.sh  # the issue's method (5 rounds of 20 s)
+#
+# Knobs (environment): ROUNDS (3), DURATION seconds measured per run (15), WARMUP seconds before it (5: the JIT),
+# CONNS ("16 64"), SYSTEMS ("pgbench ours express"), BENCH_DIR (/tmp/metakit-inbox-bench: PostgreSQL data, logs,
+# results), BENCH_PGPORT (55439), OURS_HTTP_PORT (18480), OURS_MGMT_PORT (18481), EXPRESS_PORT (18482),
+# OURS_JAVA_OPTS (JVM options for our consumer), METAKIT_INBOX_WRITERS / METAKIT_INBOX_MAX_BATCH /
+# METAKIT_DB_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections).
+# Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
+# stop it with: bench/ingest-bench.sh stop-db
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-15}
+WARMUP=${WARMUP:-5}
+CONNS=${CONNS:-"16 64"}
+SYSTEMS=${SYSTEMS:-"pgbench ours express"}
+EXTRA_RUNS=${EXTRA_RUNS:-1}
+BENCH_DIR=${BENCH_DIR:-/tmp/metakit-inbox-bench}
+PGPORT=${BENCH_PGPORT:-55439}
+OURS_HTTP_PORT=${OURS_HTTP_PORT:-18480}
+OURS_MGMT_PORT=${OURS_MGMT_PORT:-18481}
+EXPRESS_PORT=${EXPRESS_PORT:-18482}
+OURS_JAVA_OPTS=${OURS_JAVA_OPTS:-}
+SECRET=bench-secret-0f3b9c2e7a
+DB=metakit_bench
+DB_USER=bench
+DB_PASSWORD=bench
+JDBC_URL="jdbc:postgresql://127.0.0.1:${PGPORT}/${DB}"
+PG_URL="postgres://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${PGPORT}/${DB}"
+PGDATA="$BENCH_DIR/pg"
+LOGS="$BENCH_DIR/logs"
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+RESULTS="$BENCH_DIR/results-$STAMP.tsv"
+STARTUPS="$BENCH_DIR/startup-$STAMP.txt"
+JAR="$ROOT/target/metakit-inbox.jar"
+LOADCP="$ROOT/target/test-classes:$JAR"
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+pgbin() {
+  local b
+  for b in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+    [ -x "$b/pg_ctl" ] && { echo "$b"; return; }
+  done
+  return 1
+}
+
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+psql_db() { PGPASSWORD=$DB_PASSWORD psql -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -d "$DB" -qAtX -v ON_ERROR_STOP=1 "$@"; }
+
+ensure_tools() {
+  if ! command -v pgbench >/dev/null || ! pgbin >/dev/null; then
+    log "installing PostgreSQL 15 (server and pgbench) from Debian's packages"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 postgresql-client-15
+  fi
+  command -v node >/dev/null || { echo "node (20) is needed for the Express reference" >&2; exit 1; }
+  command -v curl >/dev/null || { echo "curl is needed" >&2; exit 1; }
+}
+
+ensure_build() {
+  if [ ! -f "$JAR" ] || [ ! -f "$ROOT/target/test-classes/dev/metakit/inbox/bench/IngestLoad.class" ]; then
+    log "building target/metakit-inbox.jar (mvn -B -q package -DskipTests)"
+    mvn -B -q package -DskipTests
+  fi
+  if [ ! -d bench/reference-express/node_modules ]; then
+    log "installing the Express reference's dependencies (npm install)"
+    (cd bench/reference-express && npm install --no-audit --no-fund --silent)
+  fi
+}
+
+db_up() {
+  local bin; bin=$(pgbin)
+  mkdir -p "$BENCH_DIR" "$LOGS"
+  if [ "$(id -u)" = 0 ]; then chown postgres: "$BENCH_DIR"; chmod 0777 "$LOGS"; fi
+  if [ ! -f "$PGDATA/PG_VERSION" ]; then
+    log "initdb $PGDATA (PostgreSQL $("$bin/postgres" -V | awk '{print $3}'), port $PGPORT, 127.0.0.1 only)"
+    as_pg "$bin/initdb" -D "$PGDATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 >/dev/null
+    cat >>"$PGDATA/postgresql.conf" <<EOF
+# --- metakit-inbox ingest benchmark ---
+listen_addresses = '127.0.0.1'
+port = $PGPORT
+unix_socket_directories = '$BENCH_DIR'
+max_connections = 200
+shared_buffers = 256MB
+fsync = on
+synchronous_commit = on
+full_page_writes = on
+wal_level = replica
+max_wal_size = 4GB
+checkpoint_timeout = 15min
+EOF
+  fi
+  if ! as_pg "$bin/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+    log "starting PostgreSQL on 127.0.0.1:$PGPORT"
+    as_pg "$bin/pg_ctl" -D "$PGDATA" -l "$LOGS/postgresql.log" -w start >/dev/null
+  fi
+  if ! as_pg psql -h "$BENCH_DIR" -p "$PGPORT" -U postgres -qAtX -c "select 1 from pg_roles where rolname='$DB_USER'" | grep -q 1; then
+    as_pg psql -h "$BENCH_DIR" -p "$PGPORT" -U postgres -qX -v ON_ERROR_STOP=1 \
+      -c "create role $DB_USER login password '$DB_PASSWORD'" \
+      -c "create database $DB owner $DB_USER" \
+      -c "grant pg_checkpoint to $DB_USER" >/dev/null
+  fi
+}
+
+db_down() {
+  local bin; bin=$(pgbin)
+  as_pg "$bin/pg_ctl" -D "$PGDATA" -m fast -w stop || true
+}
+
+schema_ready() { psql_db -c "select to_regclass('public.webhook_inbox') is not null" 2>/dev/null | grep -q t; }
+
+reset_table() { psql_db -c "truncate webhook_inbox" -c "checkpoint" >/dev/null; }
+
+OURS_PID=
+READY_MS=
+start_ours() { # $1 = log name, $2 = extra JVM options; sets OURS_PID and READY_MS (start to health 200)
+  local name=$1 opts=${2:-} t0 t1
+  if (exec 3<>"/dev/tcp/127.0.0.1/$OURS_HTTP_PORT") 2>/dev/null; then
+    echo "port $OURS_HTTP_PORT is already in use: stop what listens there or set OURS_HTTP_PORT" >&2; exit 1
+  fi
+  t0=$(date +%s%N)
+  # shellcheck disable=SC2086
+  METAKIT_WEBHOOK_SECRET=$SECRET DATABASE_URL=$JDBC_URL DATABASE_USER=$DB_USER DATABASE_PASSWORD=$DB_PASSWORD \
+    HTTP_HOST=127.0.0.1 HTTP_PORT=$OURS_HTTP_PORT MANAGEMENT_HOST=127.0.0.1 MANAGEMENT_PORT=$OURS_MGMT_PORT \
+    java $OURS_JAVA_OPTS $opts -jar "$JAR" >"$LOGS/$name.log" 2>&1 &
+  OURS_PID=$!
+  until curl -fs -o /dev/null "http://127.0.0.1:$OURS_MGMT_PORT/observe/health"; do
+    if ! kill -0 "$OURS_PID" 2>/dev/null; then echo "our consumer died at startup, see $LOGS/$name.log" >&2; tail -20 "$LOGS/$name.log" >&2; exit 1; fi
+    t1=$(date +%s%N)
+    if [ $(( (t1 - t0) / 1000000 )) -gt 60000 ]; then echo "our consumer not ready after 60 s" >&2; exit 1; fi
+    sleep 0.02
+  done
+  t1=$(date +%s%N)
+  READY_MS=$(( (t1 - t0) / 1000000 ))
+}
+
+stop_ours() { [ -n "$OURS_PID" ] && { kill "$OURS_PID" 2>/dev/null; wait "$OURS_PID" 2>/dev/null || true; }; OURS_PID=; return 0; }
+
+EXPRESS_PID=
+start_express() {
+  if (exec 3<>"/dev/tcp/127.0.0.1/$EXPRESS_PORT") 2>/dev/null; then
+    echo "port $EXPRESS_PORT is already in use: set EXPRESS_PORT" >&2; exit 1
+  fi
+  METAKIT_WEBHOOK_SECRET=$SECRET DATABASE_URL=$PG_URL HTTP_PORT=$EXPRESS_PORT \
+    node bench/reference-express/server.js >"$LOGS/express.log" 2>&1 &
+  EXPRESS_PID=$!
+  until curl -fs -o /dev/null "http://127.0.0.1:$EXPRESS_PORT/health"; do
+    kill -0 "$EXPRESS_PID" 2>/dev/null || { echo "express reference died, see $LOGS/express.log" >&2; exit 1; }
+    sleep 0.05
+  done
+}
+
+stop_express() { [ -n "$EXPRESS_PID" ] && { kill "$EXPRESS_PID" 2>/dev/null; wait "$EXPRESS_PID" 2>/dev/null || true; }; EXPRESS_PID=; return 0; }
+
+# This machine is shared (2 cores): before each run wait until the CPU is quiet, so a neighbour's build does not
+# land in one system's figures. QUIET_IDLE percent idle over 2 s (default 85), at most QUIET_MAX seconds (120).
+wait_quiet() {
+  local waited=0 a b idle
+  while :; do
+    a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
+    local tot=0 i
+    for i in 1 2 3 4 5 6 7 8; do tot=$(( tot + ${b[$i]} - ${a[$i]} )); done
+    idle=$(( 100 * ( ${b[4]} - ${a[4]} + ${b[5]} - ${a[5]} ) / (tot > 0 ? tot : 1) ))
+    if [ "$idle" -ge "${QUIET_IDLE:-85}" ]; then break; fi
+    if [ "$waited" -ge "${QUIET_MAX:-120}" ]; then log "CPU still busy (idle $idle%) after ${waited}s: running anyway"; break; fi
+    waited=$(( waited + 5 )); sleep 3
+  done
+  [ "$waited" -gt 0 ] && log "waited ${waited}s for a quiet CPU (idle $idle%)"
+  return 0
+}
+
+cleanup() { stop_ours; stop_express; }
+trap cleanup EXIT
+
+load() { # $1 label, $2 port, $3 connections
+  local deliveries=$(( (DURATION + WARMUP) * 20000 ))
+  java -XX:+UseSerialGC -Xms1g -Xmx2g -cp "$LOADCP" dev.metakit.inbox.bench.IngestLoad \
+    --url "http://127.0.0.1:$2/hooks/metakit" --secret "$SECRET" --connections "$3" \
+    --duration "$DURATION" --warmup "$WARMUP" --deliveries "$deliveries" \
+    --jdbc-url "$JDBC_URL" --db-user "$DB_USER" --db-password "$DB_PASSWORD" \
+    --label "$1" --result-file "$RESULTS" >&2 || true
+}
+
+run_pgbench() { # $1 connections
+  local c=$1 out pfx="$BENCH_DIR/pgblog"
+  rm -f "$pfx".*
+  if [ "$WARMUP" -gt 0 ]; then
+    PGPASSWORD=$DB_PASSWORD pgbench -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -n -c "$c" -j 2 -T "$WARMUP" \
+      -M prepared -f bench/pgbench-insert.sql "$DB" >/dev/null 2>&1 || true
+  fi
+  out=$(PGPASSWORD=$DB_PASSWORD pgbench -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -n -c "$c" -j 2 -T "$DURATION" \
+    -M prepared -f bench/pgbench-insert.sql -l --log-prefix="$pfx" "$DB" 2>&1) || { echo "$out" >&2; return; }
+  local tps failed lat
+  tps=$(echo "$out" | awk '/^tps = / {printf "%.0f", $3; exit}')
+  failed=$(echo "$out" | awk '/number of failed transactions/ {print $5; exit}')
+  # per-transaction log: client_id transaction_no time_us script_no epoch epoch_us
+  lat=$(cat "$pfx".* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {
+        i50=int(NR*0.50+0.999); i99=int(NR*0.99+0.999); if(i50<1)i50=1; if(i99<1)i99=1;
+        printf "%.2f\t%.2f", a[i50]/1000, a[i99]/1000}')
+  printf 'pgbench\t%s\t%s\t%s\t%s\t0\t-\n' "$c" "$tps" "$lat" "${failed:-0}" >>"$RESULTS"
+  log "pgbench c=$c tps=$tps p50/p99 ms=$(echo "$lat" | tr '\t' /) failed=${failed:-0}"
+  rm -f "$pfx".*
+}
+
+summary() {
+  echo
+  echo "Ingest benchmark $STAMP: rounds=$ROUNDS duration=${DURATION}s warm-up=${WARMUP}s, medians (raw rows: $RESULTS)"
+  awk -F'\t' '
+    function median(list,   n, arr, i, j, t) {
+      n = split(list, arr, " "); if (n == 0) return "";
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] + 0 < arr[i] + 0) { t = arr[i]; arr[i] = arr[j]; arr[j] = t }
+      return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
+    { k = $1 SUBSEP $2; tp[k] = tp[k] " " $3; p50[k] = p50[k] " " $4; p99[k] = p99[k] " " $5;
+      bad[k] += $6; err[k] += $7; if ($8 != "-") miss[k] += $8; else miss[k] = "-"; runs[k]++;
+      sys[$1] = 1; con[$2] = 1 }
+    END {
+      printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express"
+      n = split("pgbench ours express ours-xmx256m", order, " ")
+      for (c in con) conns[++nc] = c + 0
+      for (i = 1; i <= nc; i++) for (j = i + 1; j <= nc; j++) if (conns[j] < conns[i]) { t = conns[i]; conns[i] = conns[j]; conns[j] = t }
+      for (ci = 1; ci <= nc; ci++) {
+        c = conns[ci]
+        for (s = 1; s <= n; s++) {
+          k = order[s] SUBSEP c; if (!(k in runs)) continue
+          m = median(tp[k]); r1 = "-"; r2 = "-"
+          if (order[s] ~ /^ours/) {
+            pk = "pgbench" SUBSEP c; ek = "express" SUBSEP c
+            if (pk in runs) r1 = sprintf("%.2f", m / median(tp[pk]))
+            if (ek in runs) r2 = sprintf("%.2f", m / median(tp[ek]))
+          }
+          printf "%-12s %5s %5d %10.0f %8.2f %8.2f %8d %7d %8s %12s %12s\n", order[s], c, runs[k], m, median(p50[k]), median(p99[k]), bad[k], err[k], miss[k], r1, r2
+        }
+      }
+    }' "$RESULTS"
+  if [ -s "$STARTUPS" ]; then
+    sort -n "$STARTUPS" | awk '{a[NR]=$1} END {printf "our startup to ready (external database): median %d ms, min %d, max %d over %d starts\n", a[int((NR+1)/2)], a[1], a[NR], NR}'
+  fi
+}
+
+case "${1:-run}" in
+  stop-db) db_down; exit 0 ;;
+  summary) RESULTS=$2; STARTUPS=/dev/null; summary; exit 0 ;;
+  run) ;;
+  *) echo "usage: $0 [run|stop-db|summary RESULTS.tsv]" >&2; exit 64 ;;
+esac
+
+ensure_tools
+ensure_build
+db_up
+if ! schema_ready; then
+  log "applying the schema (our consumer's Flyway migrations, first start)"
+  start_ours ours-migrate; stop_ours
+fi
+log "PostgreSQL: $(psql_db -c "select version()" | cut -d, -f1); fsync=$(psql_db -c 'show fsync'), synchronous_commit=$(psql_db -c 'show synchronous_commit')"
+log "results: $RESULTS"
+
+for round in $(seq 1 "$ROUNDS"); do
+  for c in $CONNS; do
+    for s in $SYSTEMS; do
+      reset_table
+      wait_quiet
+      case $s in
+        pgbench) run_pgbench "$c" ;;
+        ours)
+          start_ours "ours-r$round-c$c"; echo "$READY_MS" >>"$STARTUPS"
+          log "round $round: ours c=$c (ready in $READY_MS ms)"
+          load ours "$OURS_HTTP_PORT" "$c"; stop_ours ;;
+        express)
+          start_express; log "round $round: express c=$c"
+          load express "$EXPRESS_PORT" "$c"; stop_express ;;
+      esac
+    done
+  done
+done
+
+if [ "$EXTRA_RUNS" = 1 ]; then
+  reset_table
+  wait_quiet
+  start_ours ours-xmx256m "-Xmx256m"; echo "$READY_MS" >>"$STARTUPS"
+  log "ours with -Xmx256m at 64 connections (ready in $READY_MS ms)"
+  load ours-xmx256m "$OURS_HTTP_PORT" 64
+  stop_ours
+  if grep -q OutOfMemoryError "$LOGS/ours-xmx256m.log"; then echo "ours-xmx256m: OutOfMemoryError in $LOGS/ours-xmx256m.log"; fi
+fi
+
+summary
