@@ -120,6 +120,8 @@ final class SandboxRun extends MainListenerSupport {
         // every reconcile and retry is logged at INFO: in the sandbox the progress line says it in one place
         Configurator.setLevel("dev.metakit.inbox.reconcile", Level.WARN);
         Configurator.setLevel("dev.metakit.inbox.worker", Level.WARN);
+        // the HTTP client's own re-execution of injected 429/503 answers
+        Configurator.setLevel("org.apache.hc.client5.http.impl.classic", Level.WARN);
     }
 
     @Override
