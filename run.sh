@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The dev run: builds the jar when the sources changed, then starts metakit-inbox on an embedded PostgreSQL
-# (data in ./data) with a generated webhook secret, reading the route files from ./routes so edits apply.
-# With METAKIT_WEBHOOK_SECRET set it is an ordinary run with those settings.
+# (data in ./data), reading the route files from ./routes so edits apply. Without METAKIT_API_URL it runs in
+# sandbox mode (a simulated MetaKit in the same process, wired to the consumer); without METAKIT_WEBHOOK_SECRET a
+# secret is generated. With METAKIT_WEBHOOK_SECRET set it is an ordinary run with those settings.
 set -euo pipefail
 cd "$(dirname "$0")"
 jar=target/metakit-inbox.jar

@@ -13,7 +13,14 @@ public final class Application {
         // the top-level application.properties (when run from the project folder) overrides the copy in the jar
         main.setPropertyPlaceholderLocations(
                 "classpath:application.properties;optional=true,file:application.properties;optional=true");
-        main.addMainListener(new DevRunBanner());
+        if (SandboxRun.wanted(System::getenv)) {
+            // before run(): the YAML beans read these properties when they are created
+            SandboxRun sandbox = SandboxRun.prepare(System::getenv);
+            sandbox.overrides().forEach(main::addOverrideProperty);
+            main.addMainListener(sandbox);
+        } else {
+            main.addMainListener(new DevRunBanner());
+        }
         try {
             main.run(args);
         } catch (Exception e) {

@@ -22,8 +22,8 @@ public class WebhookVerification implements Processor {
     public static final String SIGNATURE_HEADER = "X-MetaKit-Signature";
     public static final String EVENT_HEADER = "X-MetaKit-Event";
 
-    private String secret;
-    private String previousSecret;
+    private volatile String secret;
+    private volatile String previousSecret;
     private long toleranceSeconds = 300;
     private boolean devMode;
     private Clock clock = Clock.systemUTC();
@@ -34,7 +34,6 @@ public class WebhookVerification implements Processor {
         if (toleranceSeconds < 0) {
             throw new ConfigurationException("METAKIT_WEBHOOK_TOLERANCE_SECONDS must not be negative");
         }
-        List<String> secrets = new ArrayList<>(2);
         if (isBlank(secret)) {
             if (!devMode) {
                 throw new ConfigurationException("METAKIT_WEBHOOK_SECRET is required: set it to your MetaKit "
@@ -42,11 +41,26 @@ public class WebhookVerification implements Processor {
             }
             secret = generateDevSecret();
         }
-        secrets.add(secret);
-        if (!isBlank(previousSecret)) {
-            secrets.add(previousSecret);
+        secrets(secret, previousSecret);
+    }
+
+    /**
+     * Replaces the accepted secrets at runtime (a rotation): deliveries verified from now on accept {@code current}
+     * and, if not blank, {@code previous}. A delivery being verified meanwhile uses the old or the new pair, never a
+     * mix.
+     */
+    public synchronized void secrets(String current, String previous) {
+        if (isBlank(current)) {
+            throw new IllegalArgumentException("the current webhook secret must not be blank");
+        }
+        List<String> secrets = new ArrayList<>(2);
+        secrets.add(current);
+        if (!isBlank(previous)) {
+            secrets.add(previous);
         }
         verifier = new SignatureVerifier(secrets, Duration.ofSeconds(toleranceSeconds), clock);
+        secret = current;
+        previousSecret = previous;
     }
 
     @Override

@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 
 /**
@@ -52,6 +53,7 @@ public class AccountReconciler {
     private static final Pattern BEARER = Pattern.compile("(?i)bearer\\s+\\S+");
 
     private final DataSource dataSource;
+    private final AtomicLong applied = new AtomicLong();
     private final Duration hintLookback;
     private final Clock clock;
 
@@ -129,6 +131,7 @@ public class AccountReconciler {
             try {
                 ReconcileResult result = applyLocked(c, accountId, snapshot, openNow, deals, hints);
                 c.commit();
+                applied.incrementAndGet();
                 return result;
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
@@ -239,6 +242,50 @@ public class AccountReconciler {
             s.setLong(2, accountId);
             s.executeUpdate();
         }
+    }
+
+    /** Snapshots committed by {@link #apply} since this instance started (stale ones included), for progress lines. */
+    public long reconciles() {
+        return applied.get();
+    }
+
+    /**
+     * The positions that {@code deals} close (or reverse) and that neither the table nor {@code openNow} has: each as
+     * a {@code position.closed} hint at its last closing deal's time, so that {@link #apply} inserts the closed row.
+     * This is what finds a position opened and closed while both its deliveries were lost.
+     */
+    public List<Hint> unrecordedClosures(long accountId, List<ApiPosition> openNow, List<ApiDeal> deals) {
+        Set<Long> listed = tickets(openNow);
+        Map<Long, Instant> lastClose = new LinkedHashMap<>();
+        for (ApiDeal d : deals) {
+            if (d.isClosing() && !listed.contains(d.positionId())) {
+                lastClose.merge(d.positionId(), d.time() == null ? clock.instant() : d.time(),
+                        (a, b) -> a.isAfter(b) ? a : b);
+            }
+        }
+        if (lastClose.isEmpty()) {
+            return List.of();
+        }
+        Set<Long> known = new HashSet<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(
+                "select ticket from positions where account_id = ? and ticket = any(?)")) {
+            s.setLong(1, accountId);
+            s.setArray(2, c.createArrayOf("bigint", lastClose.keySet().toArray()));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    known.add(rs.getLong(1));
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read positions of account " + accountId, e);
+        }
+        List<Hint> hints = new ArrayList<>();
+        lastClose.forEach((ticket, at) -> {
+            if (!known.contains(ticket)) {
+                hints.add(new Hint(ticket, Hint.POSITION_CLOSED, at));
+            }
+        });
+        return hints;
     }
 
     /** Records why the account's last reconcile failed; a bearer token in the text is masked, the text shortened. */

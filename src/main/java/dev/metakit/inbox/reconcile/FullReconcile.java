@@ -79,7 +79,11 @@ public class FullReconcile {
     public void accountFailed(Exchange exchange) {
         Run run = exchange.getProperty(RUN, Run.class);
         Exception e = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
-        long account = exchange.getMessage().getHeader("MetaKitAccountId", Long.class);
+        // the header is gone once an enrich replaced the message: the reconcile steps keep the id as a property
+        Long account = exchange.getProperty(ReconcileSteps.ACCOUNT, Long.class);
+        if (account == null) {
+            account = exchange.getMessage().getHeader("MetaKitAccountId", Long.class);
+        }
         String error = e == null ? "reconcile failed" : e.getMessage();
         LOG.warn("Full reconcile #{}: account {} failed: {}", run.id, account, error);
         accountReconciler.recordFailure(account, error);

@@ -408,6 +408,33 @@ class AccountReconcilerTest {
         assertThat(reconciler.knownAccounts()).containsExactly(3L, 5L);
     }
 
+    // ---- full scan: positions never recorded
+
+    @Test
+    void aPositionOpenedAndClosedUnseenIsFoundInTheDealsAndInsertedClosedWithItsFinalDeal() {
+        apply(T0, List.of(position(100, "0.10", "1.08450", T0)), List.of());
+        List<ApiDeal> deals = List.of(
+                deal(500, 300, "in", "buy", "0.20", "1.08000", "0.00", T0.plusSeconds(1)),
+                deal(501, 300, "out", "sell", "0.05", "1.08100", "5.00", T0.plusSeconds(2)),
+                deal(502, 300, "out", "sell", "0.15", "1.08200", "30.00", T0.plusSeconds(3)),
+                // listed open: not a closure
+                deal(503, 101, "out", "sell", "0.05", "1.08200", "1.00", T0.plusSeconds(3)),
+                // already has a row
+                deal(504, 100, "out", "sell", "0.05", "1.08200", "1.00", T0.plusSeconds(3)));
+        List<ApiPosition> open = List.of(position(100, "0.05", "1.08450", T0), position(101, "0.10", "1.1", T0));
+
+        List<Hint> hints = reconciler.unrecordedClosures(ACCOUNT, open, deals);
+
+        assertThat(hints).containsExactly(new Hint(300, Hint.POSITION_CLOSED, T0.plusSeconds(3)));
+        reconciler.apply(ACCOUNT, T0.plusSeconds(10), open, deals, hints);
+        Map<String, Object> row = row(300);
+        assertThat(row.get("status")).isEqualTo("closed");
+        assertThat(row.get("close_deal_ticket")).isEqualTo(502L);
+        assertThat((BigDecimal) row.get("close_profit")).isEqualByComparingTo("35.00");
+        assertThat((BigDecimal) row.get("volume")).isEqualByComparingTo("0.20");
+        assertThat(reconciler.unrecordedClosures(ACCOUNT, open, deals)).isEmpty();
+    }
+
     // ---- helpers
 
     private ReconcileResult apply(Instant snapshotAt, List<ApiPosition> open, List<ApiDeal> deals) {

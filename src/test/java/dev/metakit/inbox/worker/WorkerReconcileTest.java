@@ -197,6 +197,20 @@ class WorkerReconcileTest {
         assertThat(scalar("select count(*) from reconcile_runs where finished_at is not null")).isEqualTo(1L);
     }
 
+    @Test
+    void aPositionOpenedAndClosedWhileBothItsDeliveriesWereLostGetsItsClosedRowFromThePeriodicReconcile()
+            throws Exception {
+        metakit.account(9);
+        metakit.deal(9, 700, 90, "in", "0.10", "1.08450", "0.00", t0);
+        metakit.deal(9, 701, 90, "out", "0.10", "1.08550", "10.00", t0.plusSeconds(20));
+        startInbox(Map.of("metakit.accounts", "9"));
+        await().atMost(Duration.ofSeconds(15)).until(() -> positions().size() == 1);
+        Map<String, Object> row = positions().get(0);
+        assertThat(row.get("status")).isEqualTo("closed");
+        assertThat(row.get("close_deal_ticket")).isEqualTo(701L);
+        assertThat(metakit.calls("deals")).isPositive();
+    }
+
     private void awaitAllProcessed() {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
                 .until(() -> scalar("select count(*) from webhook_inbox where processed_at is null") == 0);
