@@ -17,6 +17,12 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.Map;
 
 /**
  * The bundle's own DataSource: a HikariCP pool on the configured PostgreSQL, or on an embedded one when no URL is
@@ -33,44 +39,88 @@ public class InboxDatabase implements DataSource, AutoCloseable {
     private int poolSize = 16;
     private long connectionTimeoutMillis = 2000;
 
-    private EmbeddedPostgres embedded;
-    private HikariDataSource pool;
+
+    /**
+     * Camel's YAML loader creates the beans of a route file twice under camel-main (an eager pre-parse, whose beans it
+     * destroys, then the real load), calling {@code initMethod} and {@code destroyMethod} on the first. One database
+     * per configuration and JVM is shared by reference count, and released only a few seconds after its last user
+     * let go, so the twin does not start and stop a pool, and a PostgreSQL, in vain.
+     */
+    private static final Map<String, Shared> STARTED = new HashMap<>();
+    private static final long RELEASE_GRACE_MILLIS = 5000;
+    private static final ScheduledExecutorService RELEASER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "inbox-database-release");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private static final class Shared {
+        EmbeddedPostgres embedded;
+        HikariDataSource pool;
+        int references;
+        ScheduledFuture<?> pendingRelease;
+    }
+
+    private Shared shared;
+    private String key;
 
     public void start() {
         DatabaseSettings settings = DatabaseSettings.parse(url, user, password);
-        HikariConfig config = new HikariConfig();
-        if (settings.embedded()) {
-            embedded = startEmbedded(Path.of(embeddedDataDirectory));
-            config.setJdbcUrl(embedded.getJdbcUrl("postgres", "postgres"));
-            config.setUsername("postgres");
-        } else {
-            config.setJdbcUrl(settings.jdbcUrl());
-            config.setUsername(settings.user());
-            config.setPassword(settings.password());
+        key = settings.embedded() ? "embedded:" + Path.of(embeddedDataDirectory).toAbsolutePath().normalize()
+                : settings.jdbcUrl() + "|" + settings.user() + "|" + poolSize;
+        synchronized (STARTED) {
+            Shared existing = STARTED.get(key);
+            if (existing != null) {
+                existing.references++;
+                if (existing.pendingRelease != null) {
+                    existing.pendingRelease.cancel(false);
+                    existing.pendingRelease = null;
+                }
+                shared = existing;
+                return;
+            }
+            Shared created = new Shared();
+            HikariConfig config = new HikariConfig();
+            if (settings.embedded()) {
+                created.embedded = startEmbedded(Path.of(embeddedDataDirectory));
+                config.setJdbcUrl(created.embedded.getJdbcUrl("postgres", "postgres"));
+                config.setUsername("postgres");
+            } else {
+                config.setJdbcUrl(settings.jdbcUrl());
+                config.setUsername(settings.user());
+                config.setPassword(settings.password());
+            }
+            config.setPoolName("metakit-inbox");
+            config.setMaximumPoolSize(poolSize);
+            config.setConnectionTimeout(connectionTimeoutMillis);
+            config.setValidationTimeout(Math.min(1000, connectionTimeoutMillis));
+            // no connection at construction: a database that is down at startup is reported by migrate() below
+            config.setInitializationFailTimeout(-1);
+            // a dead server must not hang a request past MetaKit's 5 s timeout
+            config.addDataSourceProperty("connectTimeout", "2");
+            config.addDataSourceProperty("socketTimeout", "30");
+            config.addDataSourceProperty("tcpKeepAlive", "true");
+            created.pool = new HikariDataSource(config);
+            try {
+                migrate(created.pool, settings);
+            } catch (RuntimeException e) {
+                release(created);
+                throw e;
+            }
+            created.references = 1;
+            STARTED.put(key, created);
+            shared = created;
         }
-        config.setPoolName("metakit-inbox");
-        config.setMaximumPoolSize(poolSize);
-        config.setConnectionTimeout(connectionTimeoutMillis);
-        config.setValidationTimeout(Math.min(1000, connectionTimeoutMillis));
-        // no connection at construction: a database that is down at startup is reported by migrate() below
-        config.setInitializationFailTimeout(-1);
-        // a dead server must not hang a request past MetaKit's 5 s timeout
-        config.addDataSourceProperty("connectTimeout", "2");
-        config.addDataSourceProperty("socketTimeout", "30");
-        config.addDataSourceProperty("tcpKeepAlive", "true");
-        pool = new HikariDataSource(config);
-        migrate(settings);
-        LOG.info("Database ready: {}", embedded != null ? "embedded PostgreSQL, data in " + embeddedDataDirectory
+        LOG.info("Database ready: {}", settings.embedded() ? "embedded PostgreSQL, data in " + embeddedDataDirectory
                 : settings.describe());
     }
 
-    private void migrate(DatabaseSettings settings) {
+    private static void migrate(HikariDataSource pool, DatabaseSettings settings) {
         try {
             // Flyway takes a PostgreSQL advisory lock: instances starting together migrate once
             Flyway.configure().dataSource(pool).locations("classpath:db/migration")
                     .connectRetries(0).load().migrate();
         } catch (RuntimeException e) {
-            close();
             throw new ConfigurationException("database " + settings.describe() + " is not usable: "
                     + rootMessage(e), e);
         }
@@ -83,6 +133,11 @@ public class InboxDatabase implements DataSource, AutoCloseable {
                     .setDataDirectory(dataDirectory)
                     .setCleanDataDirectory(false)
                     .setPGStartupWait(Duration.ofSeconds(30))
+                    // the library's defaults are for throwaway test databases (fsync and synchronous_commit off);
+                    // a delivery acknowledged by this one must survive a crash
+                    .setServerConfig("fsync", "on")
+                    .setServerConfig("synchronous_commit", "on")
+                    .setServerConfig("full_page_writes", "on")
                     .start();
         } catch (IOException | RuntimeException e) {
             throw new ConfigurationException("embedded PostgreSQL did not start in " + dataDirectory.toAbsolutePath()
@@ -101,25 +156,43 @@ public class InboxDatabase implements DataSource, AutoCloseable {
 
     @Override
     public void close() {
-        if (pool != null) {
-            pool.close();
-            pool = null;
+        synchronized (STARTED) {
+            if (shared == null) {
+                return;
+            }
+            Shared s = shared;
+            shared = null;
+            if (--s.references <= 0) {
+                String k = key;
+                s.pendingRelease = RELEASER.schedule(() -> {
+                    synchronized (STARTED) {
+                        if (s.references <= 0 && STARTED.get(k) == s) {
+                            STARTED.remove(k);
+                            release(s);
+                        }
+                    }
+                }, RELEASE_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+            }
         }
-        if (embedded != null) {
+    }
+
+    private static void release(Shared s) {
+        s.pool.close();
+        if (s.embedded != null) {
             try {
-                embedded.close();
+                s.embedded.close();
             } catch (IOException e) {
                 LOG.warn("Embedded PostgreSQL did not stop cleanly: {}", e.getMessage());
             }
-            embedded = null;
         }
     }
 
     private HikariDataSource pool() {
-        if (pool == null) {
+        Shared s = shared;
+        if (s == null) {
             throw new IllegalStateException("InboxDatabase is not started");
         }
-        return pool;
+        return s.pool;
     }
 
     @Override
