@@ -18,11 +18,13 @@ import java.sql.SQLException;
 public class InboxRepository extends ServiceSupport implements IdempotentRepository {
     /** Exchange property holding the {@link Delivery} that {@link #add(Exchange, String)} stores. */
     public static final String DELIVERY_PROPERTY = "metakitDelivery";
+    /** Exchange property holding the delivery key alone (the idempotent consumer's expression). */
+    public static final String DELIVERY_KEY_PROPERTY = "metakitDeliveryKey";
 
     private DataSource dataSource;
     private long commitTimeoutMillis = 2000;
     private int maxBatch = 256;
-    private int writers = 4;
+    private int writers = 2;
     private InboxWriter writer;
 
     @Override

@@ -76,8 +76,10 @@ public class WebhookVerification implements Processor {
         if (isBlank(event)) {
             event = fields.event();
         }
-        exchange.setProperty(InboxRepository.DELIVERY_PROPERTY,
-                new Delivery(verified.deliveryKey(), event, fields.accountId(), body));
+        Delivery delivery = new Delivery(verified.deliveryKey(), event, fields.accountId(), body);
+        exchange.setProperty(InboxRepository.DELIVERY_PROPERTY, delivery);
+        // the plain key as well, so the route reads it without an OGNL call
+        exchange.setProperty(InboxRepository.DELIVERY_KEY_PROPERTY, delivery.key());
     }
 
     private SignatureVerifier verifier() {
