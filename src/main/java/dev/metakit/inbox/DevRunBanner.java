@@ -34,14 +34,20 @@ final class DevRunBanner extends MainListenerSupport {
                  Webhook endpoint : http://localhost:%2$s/hooks/metakit
                  Dev secret       : %1$s
                  Send a signed test delivery (paste into a shell):
+                %3$s
+                 Leave the dev run: set METAKIT_WEBHOOK_SECRET (and DATABASE_URL) and run java -jar target/metakit-inbox.jar
+                ==================================================================================================
+                """.formatted(secret, port, sendCommand(secret, port));
+    }
+
+    /** A shell command that signs a test delivery with the secret (openssl) and posts it (curl). */
+    static String sendCommand(String secret, String port) {
+        return """
 
                 body='{"event":"webhook.test","account_id":1,"created_at":"2026-12-02T10:15:30Z","data":{}}'; \\
                 t=$(date +%%s); sig=$(printf '%%s.%%s' "$t" "$body" | openssl dgst -sha256 -hmac '%1$s' -r | cut -d' ' -f1); \\
                 curl -i -X POST http://localhost:%2$s/hooks/metakit -H 'Content-Type: application/json' \\
                   -H 'X-MetaKit-Event: webhook.test' -H "X-MetaKit-Signature: t=$t,v1=$sig" --data "$body"
-
-                 Leave the dev run: set METAKIT_WEBHOOK_SECRET (and DATABASE_URL) and run java -jar target/metakit-inbox.jar
-                ==================================================================================================
                 """.formatted(secret, port);
     }
 }

@@ -139,8 +139,10 @@ final class SandboxRun extends MainListenerSupport {
                 touched.put(ticket.longValue(), System.nanoTime());
             }
         });
-        System.out.println(banner(context.resolvePropertyPlaceholders("{{camel.server.port}}"),
-                sandbox.apiBaseUrl().toString(), sandbox.settings().operationsPerSecond()));
+        String port = context.resolvePropertyPlaceholders("{{camel.server.port}}");
+        System.out.println(banner(port, sandbox.apiBaseUrl().toString(), sandbox.settings().operationsPerSecond()));
+        System.out.println(" Webhook secret: " + verification.currentSecret() + "\n Send your own signed test delivery"
+                + " (paste into a shell; a tampered copy gets 400):" + DevRunBanner.sendCommand(verification.currentSecret(), port));
         sandbox.start();
         progress.scheduleWithFixedDelay(this::printProgress, PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(),
                 TimeUnit.MILLISECONDS);
