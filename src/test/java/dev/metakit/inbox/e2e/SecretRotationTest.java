@@ -32,7 +32,7 @@ class SecretRotationTest {
         SandboxFaults faults = SandboxFaults.none().withMaxFirstAttemptDelay(Duration.ofMillis(300))
                 .withRotation(40, Duration.ofSeconds(1));
         run = SandboxedInbox.start(SandboxSettings.builder().seed(99).accounts(3).faults(faults)
-                .deliverySchedule(DeliverySchedule.contract().scaled(0.05)).operations(150).operationsPerSecond(50),
+                .deliverySchedule(DeliverySchedule.contract().scaled(0.05).withRequestTimeout(Duration.ofSeconds(5))).operations(150).operationsPerSecond(50),
                 Map.of());
 
         run.sandbox.start();

@@ -111,14 +111,20 @@ class WorkerReconcileTest {
         metakit.open(4, 1, "0.10", "0", "0", t0);
         metakit.latency(20);
         startInbox(Map.of());
-        ExecutorService senders = Executors.newFixedThreadPool(16);
+        // a burst: all 100 deliveries in flight at once
+        ExecutorService senders = Executors.newFixedThreadPool(100);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
         List<Future<Integer>> statuses = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
             // distinct bodies, so each is its own delivery
             byte[] body = ("{\"event\":\"position.modified\",\"account_id\":4,\"data\":{\"ticket\":1,\"sl\":1.0" + i
                     + "}}").getBytes(StandardCharsets.UTF_8);
-            statuses.add(senders.submit(() -> inbox.postSigned(body, "position.modified").statusCode()));
+            statuses.add(senders.submit(() -> {
+                go.await();
+                return inbox.postSigned(body, "position.modified").statusCode();
+            }));
         }
+        go.countDown();
         for (Future<Integer> status : statuses) {
             assertThat(status.get()).isEqualTo(200);
         }
