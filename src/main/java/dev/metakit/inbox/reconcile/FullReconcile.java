@@ -79,7 +79,11 @@ public class FullReconcile {
     public void accountFailed(Exchange exchange) {
         Run run = exchange.getProperty(RUN, Run.class);
         Exception e = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
-        long account = exchange.getMessage().getHeader("MetaKitAccountId", Long.class);
+        // a failed enrich leaves MetaKit's answer as the message, headers gone: the property survives
+        Long account = exchange.getProperty(ReconcileSteps.ACCOUNT, Long.class);
+        if (account == null) {
+            account = exchange.getMessage().getHeader("MetaKitAccountId", Long.class);
+        }
         String error = e == null ? "reconcile failed" : e.getMessage();
         LOG.warn("Full reconcile #{}: account {} failed: {}", run.id, account, error);
         accountReconciler.recordFailure(account, error);
