@@ -91,6 +91,19 @@ public class InboxMaintenance {
         return n;
     }
 
+    /** Puts one failed row back in the queue; returns 1, or 0 when no failed row has this key. */
+    public int requeueFailedRow(String deliveryKey) throws SQLException {
+        int n;
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update webhook_inbox set failed_at = null, attempts = 0, next_attempt_at = now()
+                 where delivery_key = ? and failed_at is not null and processed_at is null""")) {
+            ps.setString(1, deliveryKey);
+            n = ps.executeUpdate();
+        }
+        LOG.info("Requeued failed inbox row {}: {}", deliveryKey, n == 1 ? "done" : "no such failed row");
+        return n;
+    }
+
     /**
      * Deletes processed rows received before {@code cutoff}, {@code batchSize} rows per statement until none is left;
      * failed and unprocessed rows are kept. Returns how many rows.
