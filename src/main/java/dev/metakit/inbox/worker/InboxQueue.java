@@ -48,8 +48,9 @@ public class InboxQueue {
                     String text = rs.getString(4);
                     byte[] body = text != null ? text.getBytes(StandardCharsets.UTF_8) : rs.getBytes(5);
                     long account = rs.getLong(3);
-                    rows.add(new InboxRow(rs.getString(1), rs.getString(2), rs.wasNull() ? null : account, body,
-                            rs.getInt(6)));
+                    // wasNull right after the read it is about: a null account_id must not become account 0
+                    Long accountId = rs.wasNull() ? null : account;
+                    rows.add(new InboxRow(rs.getString(1), rs.getString(2), accountId, body, rs.getInt(6)));
                 }
             }
             return rows;

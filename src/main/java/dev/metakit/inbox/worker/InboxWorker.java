@@ -48,6 +48,7 @@ public class InboxWorker {
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    private volatile boolean claimFailing;
 
     public void start() {
         queue = new InboxQueue(dataSource);
@@ -57,7 +58,22 @@ public class InboxWorker {
 
     /** Claims the next batch; returns the accounts to reconcile (possibly none). */
     public List<AccountWork> claim() throws SQLException {
-        List<InboxRow> rows = queue.claim(instanceId, batchSize, Duration.ofSeconds(leaseSeconds));
+        List<InboxRow> rows;
+        try {
+            rows = queue.claim(instanceId, batchSize, Duration.ofSeconds(leaseSeconds));
+        } catch (SQLException e) {
+            // the poll runs every second: one line per outage, not a stack trace per poll
+            if (!claimFailing) {
+                LOG.warn("Worker cannot claim inbox rows (retrying every poll, quiet until it works again): {}",
+                        e.getMessage());
+                claimFailing = true;
+            }
+            return List.of();
+        }
+        if (claimFailing) {
+            LOG.info("Worker claims inbox rows again");
+            claimFailing = false;
+        }
         if (rows.isEmpty()) {
             return List.of();
         }
@@ -70,7 +86,7 @@ public class InboxWorker {
             try {
                 event = json.webhookEvent(row.body());
             } catch (MalformedPayloadException e) {
-                fail(List.of(row), e);
+                fail(List.of(row), e, row.accountId() == null ? "no account" : "account " + row.accountId());
                 continue;
             }
             String name = row.event() != null ? row.event() : event.event();
@@ -81,7 +97,7 @@ public class InboxWorker {
             if (!trade.isTrade(name)) {
                 settled.add(row.key());
             } else if (account == null) {
-                fail(List.of(row), new MalformedPayloadException("trade event without account_id"));
+                fail(List.of(row), new MalformedPayloadException("trade event without account_id"), "no account");
             } else {
                 tradeRows.computeIfAbsent(account, a -> new ArrayList<>()).add(row);
                 tradeEventsByAccount.computeIfAbsent(account, a -> new ArrayList<>()).add(event);
@@ -105,10 +121,17 @@ public class InboxWorker {
     /** The account's reconcile failed: retry with backoff, or fail the rows once their attempts are spent. */
     public void failed(AccountWork work, Throwable cause) throws SQLException {
         accountReconciler.recordFailure(work.accountId(), describe(cause));
-        fail(work.rows(), cause);
+        fail(work.rows(), cause, about(work));
     }
 
-    private void fail(List<InboxRow> rows, Throwable cause) {
+    /** "account 2, tickets [77, 78]": what a log line about this work names (never a body). */
+    static String about(AccountWork work) {
+        Set<Long> tickets = new java.util.TreeSet<>();
+        work.hints().forEach(h -> tickets.add(h.ticket()));
+        return "account " + work.accountId() + (tickets.isEmpty() ? "" : ", tickets " + tickets);
+    }
+
+    private void fail(List<InboxRow> rows, Throwable cause, String about) {
         String error = describe(cause);
         int attempts = rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
         List<String> keys = rows.stream().map(InboxRow::key).toList();
@@ -120,18 +143,18 @@ public class InboxWorker {
             if (retryPolicy.exhausted(attempts)) {
                 failed.addAndGet(queue.markFailed(keys, error));
                 for (InboxRow row : rows) {
-                    LOG.warn("Inbox row {} failed after {} attempts (account {}): {}", row.key(), row.attempts(),
-                            row.accountId(), error);
+                    LOG.warn("Inbox row {} failed after {} attempts ({}): {}", row.key(), row.attempts(), about,
+                            error);
                 }
             } else {
                 Duration delay = retryPolicy.delay(attempts, cause);
                 retried.addAndGet(queue.retryLater(keys, error, delay, true));
-                LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}): {}", keys.size(), delay.toMillis(),
-                        attempts, maxAttempts, error);
+                LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}, {}): {}", keys.size(), delay.toMillis(),
+                        attempts, maxAttempts, about, error);
             }
         } catch (SQLException e) {
             // the lease runs out and the rows are claimed again: nothing is lost
-            LOG.warn("Could not record the failure of {} inbox rows: {}", keys.size(), e.getMessage());
+            LOG.warn("Could not record the failure of {} inbox rows ({}): {}", keys.size(), about, e.getMessage());
         }
     }
 

@@ -1,0 +1,119 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.db.DatabaseSettings;
+import org.postgresql.ds.PGSimpleDataSource;
+
+import java.io.PrintStream;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Map;
+
+/**
+ * Operators' command line against the bundle's database ({@code DATABASE_URL}, {@code DATABASE_USER},
+ * {@code DATABASE_PASSWORD}, as the bundle reads them). The running bundle's worker does the work within a poll.
+ *
+ * <pre>
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand replay --account 2 --from 2026-12-01T00:00:00Z --to 2026-12-02T00:00:00Z
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand replay --all
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand requeue-failed [--account 2]
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand prune --older-than P7D
+ * </pre>
+ */
+public final class InboxCommand {
+    static final String USAGE = """
+            usage: InboxCommand replay (--account ID | --from INSTANT | --to INSTANT)... | replay --all
+                   InboxCommand requeue-failed [--account ID]
+                   InboxCommand prune [--older-than DURATION]   (default P7D, at least P1D; failed rows are kept)
+              INSTANT is ISO-8601 UTC (2026-12-01T00:00:00Z); --from is inclusive, --to exclusive (received_at).
+              The database is DATABASE_URL (jdbc:postgresql://... or postgres://user:pass@host/db),
+              DATABASE_USER and DATABASE_PASSWORD.""";
+
+    private InboxCommand() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.getenv(), System.out, System.err));
+    }
+
+    /** @return the exit code: 0 done, 2 usage or configuration error, 1 database error */
+    static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
+        if (args.length == 0) {
+            err.println(USAGE);
+            return 2;
+        }
+        Long account = null;
+        Instant from = null;
+        Instant to = null;
+        boolean all = false;
+        String olderThan = "P7D";
+        try {
+            for (int i = 1; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--account" -> account = Long.valueOf(value(args, ++i));
+                    case "--from" -> from = Instant.parse(value(args, ++i));
+                    case "--to" -> to = Instant.parse(value(args, ++i));
+                    case "--all" -> all = true;
+                    case "--older-than" -> olderThan = value(args, ++i);
+                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
+                }
+            }
+        } catch (NumberFormatException | DateTimeParseException e) {
+            err.println("InboxCommand: " + e.getMessage() + "\n" + USAGE);
+            return 2;
+        } catch (IllegalArgumentException e) {
+            err.println("InboxCommand: " + e.getMessage() + "\n" + USAGE);
+            return 2;
+        }
+        String url = env.get("DATABASE_URL");
+        if (url == null || url.isBlank()) {
+            err.println("InboxCommand: DATABASE_URL is required: the database of the running bundle");
+            return 2;
+        }
+        try {
+            InboxMaintenance maintenance = new InboxMaintenance(dataSource(url, env));
+            switch (args[0]) {
+                case "replay" -> {
+                    if (!all && account == null && from == null && to == null) {
+                        err.println("InboxCommand: replay needs --account, --from or --to (or --all for everything)\n"
+                                + USAGE);
+                        return 2;
+                    }
+                    out.println("replayed " + maintenance.replay(account, from, to) + " deliveries");
+                }
+                case "requeue-failed" -> out.println("requeued " + maintenance.requeueFailed(account) + " failed rows");
+                case "prune" -> {
+                    InboxRetention settings = new InboxRetention();
+                    settings.setRetention(olderThan);
+                    out.println("pruned " + maintenance.prune(settings.getRetention(), 5000) + " processed rows");
+                }
+                default -> {
+                    err.println("InboxCommand: unknown command " + args[0] + "\n" + USAGE);
+                    return 2;
+                }
+            }
+            return 0;
+        } catch (dev.metakit.inbox.config.ConfigurationException | IllegalArgumentException e) {
+            err.println("InboxCommand: " + e.getMessage());
+            return 2;
+        } catch (java.sql.SQLException e) {
+            err.println("InboxCommand: database error: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private static String value(String[] args, int i) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static PGSimpleDataSource dataSource(String url, Map<String, String> env) {
+        DatabaseSettings settings = DatabaseSettings.parse(url, env.get("DATABASE_USER"), env.get("DATABASE_PASSWORD"));
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(settings.jdbcUrl());
+        ds.setUser(settings.user());
+        ds.setPassword(settings.password());
+        return ds;
+    }
+}

@@ -1,0 +1,235 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.worker.InboxQueue;
+import dev.metakit.inbox.worker.InboxWorker;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.camel.CamelContext;
+import org.apache.camel.CamelContextAware;
+import org.apache.camel.component.micrometer.MicrometerComponent;
+import org.apache.camel.support.service.ServiceHelper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The bundle's own meters, on the MeterRegistry Camel's {@code micrometer:} endpoints and {@code /observe/metrics}
+ * use. Counters and timers that follow exchanges come from {@link MetricsEventNotifier} (no route needs to emit
+ * them); the gauges read a snapshot of the inbox that {@link #refresh()} takes, called by a timer route
+ * ({@code routes/ops.camel.yaml}), so a scrape never queries the database.
+ */
+public class InboxMetrics implements CamelContextAware {
+    private static final Logger LOG = LoggerFactory.getLogger(InboxMetrics.class);
+    /** the name camel-micrometer and camel-micrometer-prometheus bind their registry under */
+    static final String REGISTRY_NAME = "metricsRegistry";
+    static final Set<String> KNOWN_STATUSES = Set.of("succeeded", "failed");
+
+    private CamelContext camelContext;
+    private String dataSourceBean = "inboxDataSource";
+    private String inboxWorkerBean = "inboxWorker";
+    private DataSource dataSource;
+    private InboxWorker inboxWorker;
+    private volatile MeterRegistry registry;
+    private MultiGauge endpointStatus;
+    private final Set<String> statusesSeen = new TreeSet<>(KNOWN_STATUSES);
+
+    private volatile InboxQueue.Backlog backlog = new InboxQueue.Backlog(0, 0, Duration.ZERO);
+    private volatile boolean refreshFailing;
+
+    @Override
+    public void setCamelContext(CamelContext camelContext) {
+        if (this.camelContext == camelContext) {
+            return; // Camel sets it twice: when the bean is created and when it is bound
+        }
+        this.camelContext = camelContext;
+        // camel-main creates YAML beans twice (a pre-parse, then the load): one notifier per context, serving the
+        // instance created last, which is the one bound in the registry
+        for (var n : camelContext.getManagementStrategy().getEventNotifiers()) {
+            if (n instanceof MetricsEventNotifier existing) {
+                existing.serve(this);
+                return;
+            }
+        }
+        // added before the context starts, so Camel turns event notification on for the routes
+        MetricsEventNotifier notifier = new MetricsEventNotifier(this);
+        camelContext.getManagementStrategy().addEventNotifier(notifier);
+        if (camelContext.isStarted()) {
+            ServiceHelper.startService(notifier);
+        }
+    }
+
+    @Override
+    public CamelContext getCamelContext() {
+        return camelContext;
+    }
+
+    /** The registry, once the context runs (until then the metrics service may not have bound it yet). */
+    MeterRegistry registry() {
+        MeterRegistry r = registry;
+        if (r != null || camelContext == null || !camelContext.isStarted()) {
+            return r;
+        }
+        synchronized (this) {
+            if (registry == null) {
+                // by name, when first needed: the route files may be loaded in any order
+                if (dataSource == null) {
+                    dataSource = camelContext.getRegistry().lookupByNameAndType(dataSourceBean, DataSource.class);
+                }
+                if (inboxWorker == null) {
+                    inboxWorker = camelContext.getRegistry().lookupByNameAndType(inboxWorkerBean, InboxWorker.class);
+                }
+                registry = resolve(camelContext);
+                registerMeters(registry);
+            }
+            return registry;
+        }
+    }
+
+    static MeterRegistry resolve(CamelContext context) {
+        MeterRegistry r = context.getRegistry().lookupByNameAndType(REGISTRY_NAME, MeterRegistry.class);
+        if (r == null) {
+            Set<MeterRegistry> all = context.getRegistry().findByType(MeterRegistry.class);
+            if (all.size() == 1) {
+                r = all.iterator().next();
+            }
+        }
+        if (r == null) {
+            MicrometerComponent micrometer = context.getComponent("micrometer", MicrometerComponent.class);
+            r = micrometer == null ? null : micrometer.getMetricsRegistry();
+        }
+        if (r == null) {
+            r = new SimpleMeterRegistry();
+            context.getRegistry().bind(REGISTRY_NAME, r);
+        }
+        return r;
+    }
+
+    private void registerMeters(MeterRegistry r) {
+        if (inboxWorker != null) {
+            FunctionCounter.builder("metakit.inbox.rows.processed", inboxWorker, InboxWorker::processedCount)
+                    .description("Inbox rows marked processed by this instance").register(r);
+            FunctionCounter.builder("metakit.inbox.rows.retried", inboxWorker, InboxWorker::retriedCount)
+                    .description("Inbox rows scheduled for another attempt by this instance").register(r);
+            FunctionCounter.builder("metakit.inbox.rows.failed", inboxWorker, InboxWorker::failedCount)
+                    .description("Inbox rows marked failed (attempts spent) by this instance").register(r);
+        }
+        Gauge.builder("metakit.inbox.backlog", this, m -> m.backlog.pending())
+                .description("Inbox rows neither processed nor failed (refreshed every few seconds)").register(r);
+        Gauge.builder("metakit.inbox.failed", this, m -> m.backlog.failed())
+                .description("Inbox rows failed and not requeued").register(r);
+        Gauge.builder("metakit.inbox.oldest.age", this, m -> m.backlog.oldestPendingAge().toMillis() / 1000.0)
+                .baseUnit("seconds").description("Age of the oldest unprocessed inbox row").register(r);
+        Gauge.builder("metakit.inbox.metrics.stale", this, m -> m.refreshFailing ? 1 : 0)
+                .description("1 while the inbox gauges could not be refreshed (database unreachable)").register(r);
+        endpointStatus = MultiGauge.builder("metakit.webhook.endpoint.status")
+                .description("1 for the lastDeliveryStatus MetaKit last reported per webhook endpoint, 0 for the others")
+                .register(r);
+    }
+
+    /** Takes the inbox snapshot the gauges show; called every few seconds by {@code metakit-metrics-refresh}. */
+    public void refresh() {
+        MeterRegistry r = registry();
+        if (r == null) {
+            return;
+        }
+        try {
+            backlog = new InboxQueue(dataSource).backlog();
+            Map<String, String> endpoints = endpointStatuses();
+            List<MultiGauge.Row<?>> rows = new ArrayList<>();
+            synchronized (statusesSeen) {
+                statusesSeen.addAll(endpoints.values());
+                endpoints.forEach((endpoint, status) -> {
+                    for (String s : statusesSeen) {
+                        rows.add(MultiGauge.Row.of(Tags.of("endpoint", endpoint, "status", s), s.equals(status) ? 1 : 0));
+                    }
+                });
+            }
+            endpointStatus.register(rows, true);
+            if (refreshFailing) {
+                LOG.info("Inbox metrics refresh works again");
+            }
+            refreshFailing = false;
+        } catch (SQLException | RuntimeException e) {
+            if (!refreshFailing) {
+                LOG.warn("Inbox metrics could not be refreshed (gauges keep their last values): {}", e.getMessage());
+            }
+            refreshFailing = true;
+        }
+    }
+
+    private Map<String, String> endpointStatuses() throws SQLException {
+        Map<String, String> out = new LinkedHashMap<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "select endpoint_id, coalesce(last_delivery_status, 'none') from webhook_endpoints order by 1");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        return out;
+    }
+
+    void reconciled(String trigger, boolean ok, long millis) {
+        MeterRegistry r = registry();
+        if (r == null) {
+            return;
+        }
+        String outcome = ok ? "ok" : "failed";
+        Counter.builder("metakit.reconciles").description("Account reconciles by trigger and outcome")
+                .tags("trigger", trigger, "outcome", outcome).register(r).increment();
+        Timer.builder("metakit.reconcile.duration").description("Duration of one account's reconcile")
+                .tags("trigger", trigger, "outcome", outcome).register(r).record(millis, TimeUnit.MILLISECONDS);
+    }
+
+    void apiCalled(String endpoint, String status) {
+        MeterRegistry r = registry();
+        if (r != null) {
+            Counter.builder("metakit.api.calls").description("MetaKit REST calls by endpoint kind and HTTP status")
+                    .tags("endpoint", endpoint, "status", status).register(r).increment();
+        }
+    }
+
+    void acknowledged(String status, long nanos) {
+        MeterRegistry r = registry();
+        if (r != null) {
+            Timer.builder("metakit.webhook.ack").description("From a delivery's arrival to its answer, by HTTP status")
+                    .tags("status", status).register(r).record(nanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** the bean name of the inbox DataSource (resolved when first needed, so bean files load in any order) */
+    public void setDataSourceBean(String name) {
+        this.dataSourceBean = name;
+    }
+
+    public void setInboxWorkerBean(String name) {
+        this.inboxWorkerBean = name;
+    }
+
+    public void setDataSource(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    public void setInboxWorker(InboxWorker inboxWorker) {
+        this.inboxWorker = inboxWorker;
+    }
+}

@@ -1,0 +1,96 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.metakit.MetaKitApiException;
+import org.apache.camel.Exchange;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.spi.CamelEvent.ExchangeCompletedEvent;
+import org.apache.camel.spi.CamelEvent.ExchangeFailedEvent;
+import org.apache.camel.spi.CamelEvent.ExchangeSendingEvent;
+import org.apache.camel.spi.CamelEvent.ExchangeSentEvent;
+import org.apache.camel.support.EventNotifierSupport;
+
+/**
+ * Turns exchange events into the bundle's meters, so the routes stay as they are: a send to
+ * {@code direct:reconcile-account} is one reconcile (its trigger taken from the {@code MetaKitTrigger} header when it
+ * is sent, {@code event} when the worker sends it), an HTTP send that carries {@code metakitCallPath} is one MetaKit
+ * call, and a finished exchange of the ingest route is one acknowledgement.
+ */
+class MetricsEventNotifier extends EventNotifierSupport {
+    static final String INGEST_ROUTE = "metakit-ingest";
+    static final String RECONCILE_URI = "direct://reconcile-account";
+    static final String TRIGGER_PROPERTY = "metakitReconcileTrigger";
+    private static final String CALL_PATH = "metakitCallPath";
+
+    private volatile InboxMetrics metrics;
+
+    MetricsEventNotifier(InboxMetrics metrics) {
+        this.metrics = metrics;
+        setIgnoreCamelContextEvents(true);
+        setIgnoreRouteEvents(true);
+        setIgnoreServiceEvents(true);
+        setIgnoreStepEvents(true);
+        setIgnoreExchangeCreatedEvent(true);
+        setIgnoreExchangeRedeliveryEvents(true);
+        setIgnoreExchangeAsyncProcessingStartedEvents(true);
+    }
+
+    void serve(InboxMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void notify(CamelEvent event) {
+        if (event instanceof ExchangeSendingEvent sending) {
+            if (RECONCILE_URI.equals(sending.getEndpoint().getEndpointUri())) {
+                Exchange e = sending.getExchange();
+                // headers do not survive the reconcile's enrich calls: keep the trigger in a property
+                e.setProperty(TRIGGER_PROPERTY, e.getMessage().getHeader("MetaKitTrigger", "event", String.class));
+            }
+        } else if (event instanceof ExchangeSentEvent sent) {
+            sent(sent);
+        } else if (event instanceof ExchangeCompletedEvent || event instanceof ExchangeFailedEvent) {
+            Exchange e = ((CamelEvent.ExchangeEvent) event).getExchange();
+            if (INGEST_ROUTE.equals(e.getFromRouteId())) {
+                Integer status = e.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
+                metrics.acknowledged(status == null ? (e.isFailed() ? "500" : "200") : status.toString(),
+                        e.getClock().elapsed() * 1_000_000L);
+            }
+        }
+    }
+
+    private void sent(ExchangeSentEvent sent) {
+        Exchange e = sent.getExchange();
+        String uri = sent.getEndpoint().getEndpointUri();
+        if (RECONCILE_URI.equals(uri)) {
+            String trigger = e.getProperty(TRIGGER_PROPERTY, "event", String.class);
+            metrics.reconciled(trigger, e.getException() == null, sent.getTimeTaken());
+        } else if (uri.startsWith("http") && e.getProperty(CALL_PATH) != null) {
+            metrics.apiCalled(endpointKind(e.getProperty(CALL_PATH, String.class)), status(e));
+        }
+    }
+
+    static String endpointKind(String path) {
+        String p = path.replaceAll("\\?.*", "");
+        if (p.endsWith("/positions")) {
+            return "positions";
+        }
+        if (p.endsWith("/deals")) {
+            return "deals";
+        }
+        if (p.endsWith("/webhooks")) {
+            return "webhooks";
+        }
+        return "other";
+    }
+
+    private static String status(Exchange e) {
+        if (e.getException() instanceof MetaKitApiException api) {
+            return String.valueOf(api.status());
+        }
+        Integer code = e.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
+        if (code != null) {
+            return code.toString();
+        }
+        return e.getException() != null ? "error" : "unknown";
+    }
+}

@@ -1,0 +1,86 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.support.RunningInbox;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.ServerSocket;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A platform restarts what fails liveness and stops routing to what fails readiness: a database outage must do the
+ * second only, and readiness must come back by itself.
+ */
+class HealthProbesTest {
+    @TempDir
+    Path dataDir;
+
+    private EmbeddedPostgres postgres;
+    private RunningInbox inbox;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    @AfterEach
+    void stopAll() throws Exception {
+        if (inbox != null) {
+            inbox.close();
+        }
+        if (postgres != null) {
+            postgres.close();
+        }
+    }
+
+    private EmbeddedPostgres startPostgres(int port) throws Exception {
+        return EmbeddedPostgres.builder().setDataDirectory(dataDir).setCleanDataDirectory(false).setPort(port).start();
+    }
+
+    @Test
+    void whileTheDatabaseIsDownLivenessStaysUpAndReadinessGoesDownUntilItIsBack() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        postgres = startPostgres(port);
+        inbox = RunningInbox.start(Map.of("metakit.database.url", postgres.getJdbcUrl("postgres", "postgres"),
+                "metakit.database.user", "postgres", "metakit.database.password", "",
+                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest", "worker")));
+        assertThat(status("/observe/health/live")).isEqualTo(200);
+        assertThat(status("/observe/health/ready")).isEqualTo(200);
+
+        postgres.close();
+        postgres = null;
+
+        await().atMost(Duration.ofSeconds(15)).until(() -> status("/observe/health/ready") == 503);
+        HttpResponse<String> ready = get("/observe/health/ready");
+        assertThat(ready.body()).contains("DOWN");
+        HttpResponse<String> live = get("/observe/health/live");
+        assertThat(live.statusCode()).as(live.body()).isEqualTo(200);
+        assertThat(live.body()).contains("UP").doesNotContain("DOWN");
+
+        postgres = startPostgres(port);
+        await().atMost(Duration.ofSeconds(20)).until(() -> status("/observe/health/ready") == 200);
+        assertThat(status("/observe/health/live")).isEqualTo(200);
+    }
+
+    private int status(String path) {
+        try {
+            return get(path).statusCode();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(inbox.managementUri(path)).timeout(Duration.ofSeconds(5)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}

@@ -1,0 +1,97 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+
+import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class InboxMaintenanceTest {
+    private final InboxMaintenance maintenance = new InboxMaintenance(TestDatabase.dataSource());
+
+    @BeforeEach
+    void clean() {
+        TestDatabase.truncateAll();
+    }
+
+    static void exec(String sql) throws Exception {
+        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.executeUpdate(sql);
+        }
+    }
+
+    /** A row of account {@code account}, received {@code hoursAgo} hours ago, in state processed/failed/pending/claimed. */
+    static void row(String key, long account, int hoursAgo, String state) throws Exception {
+        String processed = state.equals("processed") ? "now()" : "null";
+        String failed = state.equals("failed") ? "now()" : "null";
+        String claimed = state.equals("claimed") ? "now() + interval '2 minutes'" : "null";
+        exec("insert into webhook_inbox (delivery_key, event, account_id, body, received_at, processed_at, failed_at,"
+                + " attempts, last_error, claimed_until, next_attempt_at) values ('" + key + "', 'position.opened', "
+                + account + ", '{}', now() - interval '" + hoursAgo + " hours', " + processed + ", " + failed
+                + ", 3, 'boom', " + claimed + ", now() + interval '1 hour')");
+    }
+
+    @Test
+    void replayingAnAccountPutsItsProcessedAndFailedRowsBackAsNeverWorked() throws Exception {
+        row("a1", 2, 5, "processed");
+        row("a2", 2, 1, "failed");
+        row("b1", 3, 5, "processed");
+        assertThat(maintenance.replay(2L, null, null)).isEqualTo(2);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 2 and processed_at is null"
+                + " and failed_at is null and attempts = 0 and last_error is null and next_attempt_at <= now()"))
+                .isEqualTo(2);
+        assertThat(scalar("select count(*) from webhook_inbox where delivery_key = 'b1' and processed_at is not null"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void replayingATimeRangeTakesRowsReceivedFromInclusiveToExclusiveOfEveryAccount() throws Exception {
+        row("old", 2, 48, "processed");
+        row("mid", 3, 10, "processed");
+        row("new", 2, 1, "processed");
+        Instant now = Instant.now();
+        assertThat(maintenance.replay(null, now.minus(Duration.ofHours(24)), now.minus(Duration.ofHours(2))))
+                .isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox where processed_at is null and delivery_key = 'mid'"))
+                .isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox where processed_at is null")).isEqualTo(1);
+    }
+
+    @Test
+    void aRowUnderALiveLeaseIsLeftToTheRunThatHoldsIt() throws Exception {
+        row("busy", 2, 1, "claimed");
+        assertThat(maintenance.replay(2L, null, null)).isZero();
+        assertThatThrownBy(() -> maintenance.replay(null, Instant.now(), Instant.now().minusSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void requeueingFailedRowsOfOneAccountLeavesTheOthersFailed() throws Exception {
+        row("f2", 2, 1, "failed");
+        row("f3", 3, 1, "failed");
+        assertThat(maintenance.requeueFailed(2L)).isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox where failed_at is not null")).isEqualTo(1);
+        assertThat(maintenance.requeueFailed(null)).isEqualTo(1);
+    }
+
+    @Test
+    void pruningDeletesOldProcessedRowsInBatchesAndKeepsFailedPendingAndRecentRows() throws Exception {
+        for (int i = 0; i < 7; i++) {
+            row("old-processed-" + i, 2, 200, "processed");
+        }
+        row("old-failed", 2, 200, "failed");
+        row("old-pending", 2, 200, "pending");
+        row("recent-processed", 2, 1, "processed");
+        assertThat(maintenance.prune(Duration.ofDays(7), 3)).isEqualTo(7);
+        assertThat(scalar("select count(*) from webhook_inbox")).isEqualTo(3);
+        assertThat(scalar("select count(*) from webhook_inbox where delivery_key like 'old-processed-%'")).isZero();
+        assertThat(maintenance.prune(Duration.ofDays(7), 3)).isZero();
+    }
+}

@@ -1,0 +1,168 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Map;
+import java.util.OptionalDouble;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The real bundle, some traffic of every kind, and then every metric the operations guide names on /observe/metrics. */
+class ObservabilityTest {
+    private FakeMetaKit metakit;
+    private RunningInbox inbox;
+    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+
+    @BeforeEach
+    void start() {
+        TestDatabase.truncateAll();
+        metakit = new FakeMetaKit();
+    }
+
+    @AfterEach
+    void stop() {
+        if (inbox != null) {
+            inbox.close();
+        }
+        metakit.close();
+    }
+
+    static byte[] event(String name, long account, long ticket) {
+        return ("{\"event\":\"" + name + "\",\"account_id\":" + account + ",\"created_at\":\"" + Instant.now()
+                + "\",\"data\":{\"ticket\":" + ticket + "}}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void afterTrafficOfEveryKindEveryMetricIsScrapedWithAPlausibleValue() throws Exception {
+        metakit.open(2, 20, "0.10", "0", "0", t0);
+        metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
+                + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
+        inbox = RunningInbox.start(Map.of(
+                "metakit.api.url", metakit.url(),
+                "metakit.api.key", FakeMetaKit.API_KEY,
+                "metakit.accounts", "2",
+                "metakit.worker.poll-interval-millis", "200",
+                "metakit.worker.backoff-base-millis", "50",
+                "metakit.worker.backoff-max-millis", "100",
+                "metakit.worker.max-attempts", "2",
+                "metakit.status.interval", "1",
+                "metakit.metrics.refresh", "1"));
+
+        byte[] opened = event("position.opened", 2, 20);
+        long t = System.currentTimeMillis() / 1000;
+        String header = dev.metakit.inbox.support.TestSignatures.header(RunningInbox.SECRET, t, opened);
+        assertThat(inbox.post(opened, header, "position.opened").body()).isEqualTo("stored");
+        assertThat(inbox.post(opened, header, "position.opened").body()).isEqualTo("duplicate");
+        assertThat(inbox.post(opened, "t=" + t + ",v1=" + "0".repeat(64), "position.opened").statusCode()).isEqualTo(400);
+        // account 404 is unknown to MetaKit: its reconcile fails, is retried once, then the row is failed
+        assertThat(inbox.postSigned(event("position.opened", 404, 1), "position.opened").statusCode()).isEqualTo(200);
+
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                TestDatabase.scalar("select count(*) from webhook_inbox where failed_at is not null") == 1
+                        && TestDatabase.scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
+
+        await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
+            String m = inbox.metrics();
+            sample(m, "metakit_webhook_accepted_total").isEqualTo(3.0);
+            sample(m, "metakit_webhook_stored_total").isEqualTo(2.0);
+            sample(m, "metakit_webhook_duplicates_total").isEqualTo(1.0);
+            sample(m, "metakit_webhook_rejected_total{reason=\"signature_mismatch\"}").isEqualTo(1.0);
+
+            sample(m, "metakit_inbox_rows_processed_total").isEqualTo(1.0);
+            sample(m, "metakit_inbox_rows_retried_total").isEqualTo(1.0);
+            sample(m, "metakit_inbox_rows_failed_total").isEqualTo(1.0);
+
+            sample(m, "metakit_reconciles_total{outcome=\"ok\",trigger=\"event\"}").isGreaterThanOrEqualTo(1.0);
+            sample(m, "metakit_reconciles_total{outcome=\"failed\",trigger=\"event\"}").isEqualTo(2.0);
+            sample(m, "metakit_reconciles_total{outcome=\"ok\",trigger=\"periodic\"}").isGreaterThanOrEqualTo(1.0);
+            sample(m, "metakit_reconciles_total{outcome=\"ok\",trigger=\"status-watch\"}").isGreaterThanOrEqualTo(1.0);
+            sample(m, "metakit_reconcile_duration_seconds_count{outcome=\"ok\",trigger=\"event\"}")
+                    .isGreaterThanOrEqualTo(1.0);
+            sample(m, "metakit_reconcile_duration_seconds_sum{outcome=\"ok\",trigger=\"event\"}")
+                    .isGreaterThan(0.0).isLessThan(10.0);
+
+            sample(m, "metakit_api_calls_total{endpoint=\"positions\",status=\"200\"}").isGreaterThanOrEqualTo(2.0);
+            sample(m, "metakit_api_calls_total{endpoint=\"positions\",status=\"404\"}").isGreaterThanOrEqualTo(2.0);
+            sample(m, "metakit_api_calls_total{endpoint=\"webhooks\",status=\"200\"}").isGreaterThanOrEqualTo(1.0);
+
+            sample(m, "metakit_inbox_backlog").isEqualTo(0.0);
+            sample(m, "metakit_inbox_failed").isEqualTo(1.0);
+            sample(m, "metakit_inbox_oldest_age_seconds").isGreaterThanOrEqualTo(0.0);
+            sample(m, "metakit_webhook_ack_seconds_count{status=\"200\"}").isEqualTo(3.0);
+            sample(m, "metakit_webhook_ack_seconds_count{status=\"400\"}").isEqualTo(1.0);
+            sample(m, "metakit_webhook_ack_seconds_max{status=\"200\"}").isGreaterThan(0.0).isLessThan(5.0);
+            sample(m, "metakit_webhook_endpoint_status{endpoint=\"wh_1\",status=\"failed\"}").isEqualTo(1.0);
+            sample(m, "metakit_webhook_endpoint_status{endpoint=\"wh_1\",status=\"succeeded\"}").isEqualTo(0.0);
+        });
+    }
+
+    @Test
+    void theBacklogGaugeShowsRowsWaitingAndTheAgeOfTheOldest() throws Exception {
+        // no MetaKit: the trade event cannot be reconciled and stays in the backlog
+        inbox = RunningInbox.start(Map.of("metakit.metrics.refresh", "1",
+                "metakit.worker.backoff-base-millis", "60000", "metakit.worker.backoff-max-millis", "60000"));
+        inbox.postSigned(event("position.opened", 3, 30), "position.opened");
+        TestDatabase.scalar("select 1");
+        try (var c = TestDatabase.dataSource().getConnection(); var s = c.createStatement()) {
+            s.executeUpdate("update webhook_inbox set received_at = now() - interval '90 seconds'");
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            String m = inbox.metrics();
+            sample(m, "metakit_inbox_backlog").isEqualTo(1.0);
+            sample(m, "metakit_inbox_oldest_age_seconds").isBetween(89.0, 200.0);
+        });
+    }
+
+    static org.assertj.core.api.AbstractDoubleAssert<?> sample(String metrics, String sample) {
+        return assertThat(value(metrics, sample)).as(sample);
+    }
+
+    /** The value of the sample whose name and labels (in Prometheus' sorted order) are given. */
+    static double value(String metrics, String sample) {
+        OptionalDouble v = find(metrics, sample);
+        assertThat(v).as("sample %s in%n%s", sample, grepMetakit(metrics)).isPresent();
+        return v.getAsDouble();
+    }
+
+    static OptionalDouble find(String metrics, String sample) {
+        String name = sample.contains("{") ? sample.substring(0, sample.indexOf('{')) : sample;
+        String labels = sample.contains("{") ? sample.substring(sample.indexOf('{') + 1, sample.length() - 1) : "";
+        Pattern line = Pattern.compile("^" + Pattern.quote(name) + "(\\{([^}]*)\\})? (\\S+)$", Pattern.MULTILINE);
+        Matcher m = line.matcher(metrics);
+        while (m.find()) {
+            String have = m.group(2) == null ? "" : m.group(2);
+            if (containsAll(have, labels)) {
+                return OptionalDouble.of(Double.parseDouble(m.group(3)));
+            }
+        }
+        return OptionalDouble.empty();
+    }
+
+    private static boolean containsAll(String have, String want) {
+        if (want.isEmpty()) {
+            return true;
+        }
+        for (String label : want.split(",")) {
+            if (!("," + have + ",").contains("," + label + ",")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static String grepMetakit(String metrics) {
+        return metrics.lines().filter(l -> l.startsWith("metakit_")).reduce("", (a, b) -> a + b + "\n");
+    }
+}

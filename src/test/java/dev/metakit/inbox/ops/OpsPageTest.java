@@ -1,0 +1,181 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+import java.io.File;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.Map;
+
+import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** The ops page: off by default, token-protected, and working in a real headless Chromium. */
+class OpsPageTest {
+    static final String TOKEN = "ops-token-0123456789abcdef";
+    private FakeMetaKit metakit;
+    private RunningInbox inbox;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+
+    @BeforeEach
+    void start() {
+        TestDatabase.truncateAll();
+        metakit = new FakeMetaKit();
+    }
+
+    @AfterEach
+    void stop() {
+        if (inbox != null) {
+            inbox.close();
+        }
+        metakit.close();
+    }
+
+    private void startInbox(Map<String, String> extra) {
+        Map<String, String> p = new HashMap<>(Map.of(
+                "metakit.api.url", metakit.url(), "metakit.api.key", FakeMetaKit.API_KEY,
+                "metakit.worker.poll-interval-millis", "200", "metakit.worker.max-attempts", "1",
+                "metakit.reconcile.interval", "PT1H", "metakit.status.interval", "PT1H"));
+        p.putAll(extra);
+        inbox = RunningInbox.start(p);
+    }
+
+    private HttpResponse<String> get(String path, String token) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(inbox.managementUri(path)).GET();
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void byDefaultThereIsNoPage() throws Exception {
+        startInbox(Map.of());
+        assertThat(get("/ops", null).statusCode()).isEqualTo(404);
+        assertThat(get("/ops/api/summary", TOKEN).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void enabledWithoutATokenStopsStartup() {
+        assertThatThrownBy(() -> startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", "short")))
+                .satisfies(e -> {
+                    Throwable t = e;
+                    while (t != null && !(t instanceof ConfigurationException)) {
+                        t = t.getCause();
+                    }
+                    assertThat(t).isNotNull();
+                    assertThat(t.getMessage()).contains("METAKIT_OPS_TOKEN");
+                });
+    }
+
+    @Test
+    void theApiWantsTheToken() throws Exception {
+        startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN));
+        assertThat(get("/ops", null).statusCode()).isEqualTo(200);
+        assertThat(get("/ops/api/summary", null).statusCode()).isEqualTo(401);
+        assertThat(get("/ops/api/summary", TOKEN + "x").statusCode()).isEqualTo(401);
+        HttpResponse<String> summary = get("/ops/api/summary", TOKEN);
+        assertThat(summary.statusCode()).isEqualTo(200);
+        assertThat(summary.body()).contains("\"backlog\":0", "\"failedRows\":[]");
+    }
+
+    @Test
+    void inHeadlessChromiumThePageLoadsAndRequeueAndReconcileNowWork() throws Exception {
+        Path chromium = Path.of("/usr/bin/chromium");
+        Path driverBinary = Path.of("/usr/bin/chromedriver");
+        Assumptions.assumeTrue(Files.isExecutable(chromium) && Files.isExecutable(driverBinary),
+                "SKIPPED: the ops page browser test needs Debian's chromium and chromium-driver"
+                        + " (apt-get install chromium chromium-driver; .ci/run installs them)");
+
+        metakit.open(2, 20, "0.10", "0", "0", t0);
+        metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"succeeded\","
+                + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
+        startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN, "metakit.status.interval", "1"));
+        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
+                "select count(*) from webhook_inbox where processed_at is not null") == 1);
+        // account 5 is unknown to MetaKit yet (404) and max attempts is 1: one failed row to requeue
+        inbox.postSigned(ObservabilityTest.event("position.opened", 5, 50), "position.opened");
+        await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
+                "select count(*) from webhook_inbox where failed_at is not null") == 1);
+        await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_endpoints") == 1);
+        String failedKey = failedKey();
+
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(chromium.toFile());
+        options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1200,1000");
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(driverBinary.toFile()).usingAnyFreePort().build();
+        WebDriver browser = new ChromeDriver(service, options);
+        try {
+            browser.get(inbox.managementUri("/ops") + "#token=" + TOKEN);
+            await().atMost(Duration.ofSeconds(15)).until(() ->
+                    "true".equals(browser.findElement(By.tagName("body")).getAttribute("data-loaded")));
+            assertThat(browser.getCurrentUrl()).as("the token leaves the address bar").doesNotContain(TOKEN);
+            assertThat(browser.findElement(By.id("failed")).getText()).isEqualTo("1");
+            assertThat(browser.findElement(By.id("endpoints")).getText()).contains("wh_1", "succeeded");
+            assertThat(browser.findElement(By.id("accounts")).getText()).contains("2", "5");
+            assertThat(browser.findElements(By.cssSelector("#chart rect")).size()).isEqualTo(120);
+
+            // requeue: MetaKit knows account 5 now, so the row is processed this time
+            metakit.account(5);
+            browser.findElement(By.id("requeue-" + failedKey.replaceAll("[^A-Za-z0-9_-]", "_"))).click();
+            await().atMost(Duration.ofSeconds(15)).until(() ->
+                    browser.findElement(By.id("message")).getText().contains("requeued 1 row"));
+            await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
+                    "select count(*) from webhook_inbox where failed_at is null and processed_at is not null") == 2);
+
+            // reconcile now: a position MetaKit opened since shows up without any delivery
+            metakit.open(2, 21, "0.30", "0", "0", t0);
+            browser.findElement(By.id("reconcile-2")).click();
+            await().atMost(Duration.ofSeconds(15)).until(() ->
+                    browser.findElement(By.id("message")).getText().contains("account 2 reconciled"));
+            assertThat(scalar("select count(*) from positions where account_id = 2 and status = 'open'")).isEqualTo(2);
+            await().atMost(Duration.ofSeconds(15)).until(() ->
+                    browser.findElement(By.cssSelector("#accounts tbody tr:first-child")).getText().contains("2 2"));
+
+            byte[] png = ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES);
+            Path shot = RunningInbox.basedir().resolve("target").resolve("ops-page.png");
+            Files.createDirectories(shot.getParent());
+            Files.write(shot, png);
+            System.out.println("OPS PAGE SCREENSHOT: " + shot);
+            assertThat(png.length).isGreaterThan(1000);
+        } finally {
+            browser.quit();
+        }
+    }
+
+    private static String failedKey() throws Exception {
+        try (var c = TestDatabase.dataSource().getConnection(); var s = c.createStatement();
+             var rs = s.executeQuery("select delivery_key from webhook_inbox where failed_at is not null")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+}

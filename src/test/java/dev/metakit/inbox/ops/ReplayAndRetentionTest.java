@@ -1,0 +1,88 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Map;
+
+import static dev.metakit.inbox.ops.InboxMaintenanceTest.row;
+import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** Replay and retention in the real bundle: the worker re-runs replayed rows, the scheduled route prunes. */
+class ReplayAndRetentionTest {
+    private FakeMetaKit metakit;
+    private RunningInbox inbox;
+
+    @BeforeEach
+    void start() {
+        TestDatabase.truncateAll();
+        metakit = new FakeMetaKit();
+    }
+
+    @AfterEach
+    void stop() {
+        if (inbox != null) {
+            inbox.close();
+        }
+        metakit.close();
+    }
+
+    @Test
+    void aReplayedAccountIsReconciledAgainByTheWorker() throws Exception {
+        metakit.open(2, 20, "0.10", "0", "0", Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60));
+        inbox = RunningInbox.start(Map.of("metakit.api.url", metakit.url(), "metakit.api.key", FakeMetaKit.API_KEY,
+                "metakit.worker.poll-interval-millis", "200", "metakit.reconcile.interval", "PT1H",
+                "metakit.status.interval", "PT1H"));
+        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        await().atMost(Duration.ofSeconds(15)).until(() ->
+                scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
+        await().atMost(Duration.ofSeconds(15)).until(() -> metakit.calls("positions") >= 1);
+        int before = metakit.calls("positions");
+
+        InboxOps ops = inbox.camelContext().getRegistry().lookupByNameAndType("inboxMaintenance", InboxOps.class);
+        assertThat(ops.replayAccount(2)).isEqualTo(1);
+        await().atMost(Duration.ofSeconds(15)).until(() -> metakit.calls("positions") > before
+                && scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
+        assertThat(scalar("select count(*) from positions where account_id = 2 and status = 'open'")).isEqualTo(1);
+    }
+
+    @Test
+    void theRetentionRoutePrunesOldProcessedRowsAndKeepsFailedOnes() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            row("old-" + i, 2, 60, "processed");
+        }
+        row("old-failed", 2, 60, "failed");
+        row("recent", 2, 1, "processed");
+        inbox = RunningInbox.start(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1",
+                "metakit.retention.first-delay", "1", "metakit.retention.batch-size", "2",
+                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ops-beans", "retention")));
+        await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_inbox") == 2);
+        assertThat(scalar("select count(*) from webhook_inbox where delivery_key in ('old-failed', 'recent')"))
+                .isEqualTo(2);
+    }
+
+    @Test
+    void aRetentionShorterThanADayStopsStartupWithOneLineNamingIt() {
+        assertThatThrownBy(() -> RunningInbox.start(Map.of("metakit.retention", "PT12H",
+                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ops-beans", "retention"))))
+                .satisfies(e -> {
+                    Throwable t = e;
+                    while (t != null && !(t instanceof ConfigurationException)) {
+                        t = t.getCause();
+                    }
+                    assertThat(t).isNotNull();
+                    assertThat(t.getMessage()).startsWith("METAKIT_RETENTION must be at least P1D").contains("'PT12H'");
+                });
+    }
+}
