@@ -116,6 +116,11 @@ class BadInputFaultTest {
         if (kind < 25) {
             return new Spec("genuine", body, 0, "t=" + now + ",v1=" + good, now + ":" + good);
         }
+        if (kind < 27) {
+            // hex of either case is accepted; its key is kept as sent, so it is a delivery of its own
+            String upper = good.toUpperCase();
+            return new Spec("genuine-uppercase-hex", body, 0, "t=" + now + ",v1=" + upper, now + ":" + upper);
+        }
         if (kind < 30 && !earlier.isEmpty()) {
             Spec original = earlier.get(r.nextInt(earlier.size()));
             if (original.valid()) {
@@ -166,8 +171,8 @@ class BadInputFaultTest {
             "t=" + now + ",v1=" + good.substring(0, 63), "t=" + now + ",v1=" + good + "0",
             "t=" + now + ",v1=" + "g".repeat(64), "t=" + now + ",v2=" + good, "t=" + now + ",v1=" + hex(r, 64)
                 + ",v1=" + hex(r, 64).repeat(1), ("v1=" + hex(r, 64) + ",").repeat(60) + "t=" + now,
-            "t=" + now + ";v1=" + good, "t=" + now + " v1=" + good, "t=" + now + ",v1=" + good.toUpperCase()
-                .replace('A', 'G'),
+            "t=" + now + ";v1=" + good, "t=" + now + " v1=" + good,
+            "t=" + now + ",v1=G" + good.toUpperCase().substring(1),
         };
         return new Spec("malformed-header", body, 0, malformed[r.nextInt(malformed.length)], null);
     }
