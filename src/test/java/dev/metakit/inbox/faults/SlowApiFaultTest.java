@@ -21,7 +21,7 @@ import static org.awaitility.Awaitility.await;
 /** A MetaKit API that takes 4 s per call does not move ingest latency: the API is never on the ack path. */
 class SlowApiFaultTest {
     private static final int ACCOUNTS = 10;
-    private static final Duration ROUND = Duration.ofMillis(2000);
+    private static final Duration ROUND = Duration.ofMillis(1500);
     private FakeMetaKit metakit;
     private RunningInbox inbox;
 
