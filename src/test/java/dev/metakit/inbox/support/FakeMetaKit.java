@@ -25,7 +25,8 @@ public final class FakeMetaKit implements AutoCloseable {
     public static final String API_KEY = "mk_test_key_123";
     private static final Pattern ACCOUNT_PATH = Pattern.compile("/v1/accounts/(\\d+)/(positions|deals)");
 
-    private final HttpServer server;
+    private volatile HttpServer server;
+    private final int port;
     private final Map<Long, List<String>> positions = new ConcurrentHashMap<>();
     private final Map<Long, List<String>> deals = new ConcurrentHashMap<>();
     private volatile String webhooks = "[]";
@@ -34,20 +35,48 @@ public final class FakeMetaKit implements AutoCloseable {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
     private volatile long latencyMillis;
+    /** While non-zero every call answers this status (429 with Retry-After: 1): an outage of known length. */
+    private volatile int outageStatus;
 
     public FakeMetaKit() {
+        server = listen(0);
+        port = server.getAddress().getPort();
+    }
+
+    private HttpServer listen(int onPort) {
+        HttpServer s;
         try {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            s = HttpServer.create(new InetSocketAddress("127.0.0.1", onPort), 0);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        server.setExecutor(Executors.newFixedThreadPool(16));
-        server.createContext("/", this::handle);
-        server.start();
+        s.setExecutor(Executors.newFixedThreadPool(16));
+        s.createContext("/", this::handle);
+        s.start();
+        return s;
     }
 
     public String url() {
-        return "http://127.0.0.1:" + server.getAddress().getPort();
+        return "http://127.0.0.1:" + port;
+    }
+
+    /** Stops listening: calls are refused at connect, as when the API is down. State is kept for {@link #up()}. */
+    public synchronized void down() {
+        server.stop(0);
+    }
+
+    /** Listens again on the same port after {@link #down()}. */
+    public synchronized void up() {
+        server = listen(port);
+    }
+
+    /** Every call answers {@code status} from now on (429 carries Retry-After: 1), until {@link #recover()}. */
+    public void outage(int status) {
+        outageStatus = status;
+    }
+
+    public void recover() {
+        outageStatus = 0;
     }
 
     public void account(long id) {
@@ -125,6 +154,14 @@ public final class FakeMetaKit implements AutoCloseable {
             }
             if (!("Bearer " + API_KEY).equals(ex.getRequestHeaders().getFirst("Authorization"))) {
                 send(ex, 401, "{\"error\":\"invalid api key\"}");
+                return;
+            }
+            int outage = outageStatus;
+            if (outage != 0) {
+                if (outage == 429) {
+                    ex.getResponseHeaders().add("Retry-After", "1");
+                }
+                send(ex, outage, "{\"error\":\"outage\"}");
                 return;
             }
             int[] failure = nextFailure();

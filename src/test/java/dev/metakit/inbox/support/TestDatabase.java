@@ -82,6 +82,20 @@ public final class TestDatabase {
         }
     }
 
+    /** The first column of every row of a query, as strings, on any database. */
+    public static java.util.Set<String> strings(DataSource on, String sql) {
+        try (Connection c = on.getConnection(); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery(sql)) {
+            java.util.Set<String> values = new java.util.HashSet<>();
+            while (rs.next()) {
+                values.add(rs.getString(1));
+            }
+            return values;
+        } catch (SQLException e) {
+            throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
     /** Empties every table of the bundle's schema (not Flyway's history). */
     public static void truncateAll() {
         try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The fault tests of issue 5, short and long (docs/faults.md): every *FaultTest (with the fault-long ones, about
+# 3 minutes more than mvn verify) and the process-level *FaultIT against the shaded jar.
+#   bench/faults.sh                         # all of them
+#   bench/faults.sh -Dtest=ApiOutageFaultTest -Dit.test=NoSuchIT -Dfailsafe.failIfNoSpecifiedTests=false
+# Figures print as lines starting with "FAULT" in target/surefire-reports and target/failsafe-reports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${METAKIT_BUILD_DIR:-$PWD/target}"
+status=0
+mvn -B -Pfaults -Dmetakit.build.dir="$build_dir" -Dtest='*FaultTest' -Dit.test='*FaultIT' \
+  -Dsurefire.failIfNoSpecifiedTests=false verify "$@" || status=$?
+grep -h '^FAULT' "$build_dir"/surefire-reports/*-output.txt "$build_dir"/failsafe-reports/*-output.txt 2>/dev/null || true
+exit $status

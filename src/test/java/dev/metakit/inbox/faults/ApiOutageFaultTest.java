@@ -1,0 +1,131 @@
+package dev.metakit.inbox.faults;
+
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.SignedLoad;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * MetaKit's API down (connection refused), then answering 500, then 429, for a third of the outage each: the inbox
+ * keeps acking fast and accumulates, then drains and converges to what the API lists once it is back.
+ */
+class ApiOutageFaultTest {
+    private static final int ACCOUNTS = 10;
+    private FakeMetaKit metakit;
+    private RunningInbox inbox;
+
+    @BeforeEach
+    void start() {
+        TestDatabase.truncateAll();
+        metakit = new FakeMetaKit();
+        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+        for (long account = 1; account <= ACCOUNTS; account++) {
+            metakit.open(account, account * 100, "0.10", "0", "0", t0);
+        }
+        metakit.latency(5);
+        // backoff compressed 5x against the defaults, so attempts are raised to keep a row from failing over an
+        // outage the defaults would ride out (1 s base, 8 attempts: about two minutes)
+        inbox = RunningInbox.start(Map.of(
+                "metakit.api.url", metakit.url(),
+                "metakit.api.key", FakeMetaKit.API_KEY,
+                "metakit.worker.poll-interval-millis", "200",
+                "metakit.worker.backoff-base-millis", "200",
+                "metakit.worker.backoff-max-millis", "1000",
+                "metakit.worker.max-attempts", "100",
+                "metakit.reconcile.interval", "PT1H",
+                "metakit.status.interval", "PT1H"));
+    }
+
+    @AfterEach
+    void stop() {
+        inbox.close();
+        metakit.close();
+    }
+
+    @Test
+    void aFiveSecondApiOutageLeavesAcksFastAndEverythingDrainsAndConvergesAfterwards() throws Exception {
+        outage(Duration.ofSeconds(5), Duration.ofSeconds(30));
+    }
+
+    @Test
+    @Tag("fault-long")
+    void aSixtySecondApiOutageLeavesAcksFastAndEverythingDrainsAndConvergesAfterwards() throws Exception {
+        outage(Duration.ofSeconds(60), Duration.ofSeconds(60));
+    }
+
+    private void outage(Duration length, Duration drainPatience) throws Exception {
+        SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, 4, 50, ACCOUNTS).start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> load.count(SignedLoad.Sent::acked) >= 200);
+
+        long third = length.toNanos() / 3;
+        long outageStart = System.nanoTime();
+        metakit.down();
+        // the truth changes during the outage: only reconciles after it can show it
+        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+        for (long account = 1; account <= ACCOUNTS; account++) {
+            metakit.open(account, account * 100, "0.30", "0", "0", t0);
+        }
+        Pause.until(outageStart + third);
+        metakit.outage(500);
+        metakit.up();
+        Pause.until(outageStart + 2 * third);
+        metakit.outage(429);
+        Pause.until(outageStart + length.toNanos());
+        int healthDuring = inbox.healthStatus();
+        long backlogAtEnd = TestDatabase.scalar(
+                "select count(*) from webhook_inbox where processed_at is null and failed_at is null");
+        metakit.recover();
+        long outageEnd = System.nanoTime();
+        Pause.lasting(Duration.ofSeconds(1));
+        List<SignedLoad.Sent> sent = load.stop();
+
+        List<SignedLoad.Sent> before = sent.stream().filter(s -> s.endNanos() < outageStart).toList();
+        List<SignedLoad.Sent> during = sent.stream()
+                .filter(s -> s.startNanos() >= outageStart && s.endNanos() <= outageEnd).toList();
+        long drainStart = System.nanoTime();
+        await().atMost(drainPatience).until(() -> TestDatabase.scalar(
+                "select count(*) from webhook_inbox where processed_at is null") == 0);
+        long drainMillis = Duration.ofNanos(System.nanoTime() - drainStart).toMillis();
+        Set<String> stored = TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox");
+        Set<String> ackedButMissing = new HashSet<>(SignedLoad.ackedKeys(sent));
+        ackedButMissing.removeAll(stored);
+        System.out.printf("FAULT api-outage %ds: sent=%d statuses=%s; acks before p50=%.1f p99=%.1f ms, during "
+                        + "(%d) p50=%.1f p99=%.1f max=%.1f ms; backlog at outage end=%d; health during=%d; drained "
+                        + "%d ms after the load stopped; api calls=%d; max attempts=%d%n",
+                length.toSeconds(), sent.size(), SignedLoad.byStatus(sent),
+                SignedLoad.percentileMicros(before, 50) / 1000.0, SignedLoad.percentileMicros(before, 99) / 1000.0,
+                during.size(), SignedLoad.percentileMicros(during, 50) / 1000.0,
+                SignedLoad.percentileMicros(during, 99) / 1000.0, SignedLoad.percentileMicros(during, 100) / 1000.0,
+                backlogAtEnd, healthDuring, drainMillis, metakit.totalCalls(),
+                TestDatabase.scalar("select max(attempts) from webhook_inbox"));
+
+        assertThat(sent).as("every delivery acked, outage or not").allSatisfy(s -> assertThat(s.status())
+                .isEqualTo(200));
+        assertThat(healthDuring).as("readiness does not depend on the API being up").isEqualTo(200);
+        assertThat(backlogAtEnd).as("the inbox accumulated what came during the outage")
+                .isGreaterThanOrEqualTo(during.size() * 9L / 10);
+        // target 50 ms on an idle machine; the bound leaves room for other builds on these 2 cores
+        assertThat(SignedLoad.percentileMicros(during, 99)).as("p99 ack during the outage, µs")
+                .isLessThanOrEqualTo(250_000);
+        assertThat(ackedButMissing).isEmpty();
+        assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
+        assertThat(TestDatabase.scalar("select count(*) from positions where status = 'open' and volume = 0.30"))
+                .as("every account converged to the API's state").isEqualTo(ACCOUNTS);
+        assertThat(TestDatabase.scalar("select count(*) from positions")).isEqualTo(ACCOUNTS);
+    }
+}

@@ -1,0 +1,113 @@
+package dev.metakit.inbox.faults;
+
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxProcess;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.SignedLoad;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** kill -9 of the consumer process (the shaded jar) in the middle of steady ingest from several clients. */
+class ConsumerKillFaultIT {
+    private static final int ACCOUNTS = 10;
+
+    @TempDir
+    Path workDir;
+
+    private FakeMetaKit metakit;
+    private InboxProcess consumer;
+
+    @BeforeEach
+    void start() {
+        TestDatabase.truncateAll();
+        metakit = new FakeMetaKit();
+        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+        for (long account = 1; account <= ACCOUNTS; account++) {
+            metakit.open(account, account * 100, "0.10", "0", "0", t0);
+        }
+        // a 5 s lease: the rows the killed process had claimed are taken over within the test's patience
+        consumer = new InboxProcess(workDir, metakit.url(), Map.of(
+                "METAKIT_WORKER_LEASE_SECONDS", "5",
+                "METAKIT_WORKER_POLL_INTERVAL_MILLIS", "200",
+                "METAKIT_RECONCILE_INTERVAL", "PT1H",
+                "METAKIT_STATUS_INTERVAL", "PT1H"));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        consumer.close();
+        metakit.close();
+    }
+
+    @Test
+    void everyDeliveryAckedBeforeAKillNineIsStoredAndProcessedIntoTheApisStateAfterTheRestart() throws Exception {
+        consumer.start();
+        SignedLoad load = new SignedLoad(consumer.webhookUri(), RunningInbox.SECRET, 6, 0, ACCOUNTS).start();
+        long began = System.nanoTime();
+        await().atMost(Duration.ofSeconds(20)).until(() -> load.count(SignedLoad.Sent::acked) >= 300);
+        Pause.lasting(Duration.ofMillis(1500));
+
+        consumer.kill();
+        long killedAt = System.nanoTime();
+        long ackedBeforeKill = load.count(s -> s.acked() && s.endNanos() < killedAt);
+        // the truth moves while the consumer is dead: only reconciles after the restart see it
+        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+        for (long account = 1; account <= ACCOUNTS; account++) {
+            metakit.open(account, account * 100, "0.20", "0", "0", t0);
+        }
+
+        consumer.start();
+        long restartedAt = System.nanoTime();
+        await().atMost(Duration.ofSeconds(20)).until(() -> load.count(s -> s.acked() && s.startNanos() > restartedAt)
+                >= 200 && System.nanoTime() - began > Duration.ofSeconds(5).toNanos());
+        List<SignedLoad.Sent> sent = load.stop();
+
+        Set<String> acked = SignedLoad.ackedKeys(sent);
+        Set<String> stored = TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox");
+        Set<String> ackedButMissing = new HashSet<>(acked);
+        ackedButMissing.removeAll(stored);
+        Set<String> sentKeys = new HashSet<>();
+        sent.forEach(s -> sentKeys.add(s.key()));
+        long noAnswer = sent.stream().filter(s -> s.status() == -1).count();
+        long storedWithoutAck = stored.stream().filter(k -> !acked.contains(k)).count();
+        System.out.printf("FAULT kill-9: sent=%d acked=%d (before kill %d) no-answer=%d statuses=%s stored=%d "
+                        + "stored-without-ack=%d acked-but-missing=%d restart-to-ready=%d ms%n",
+                sent.size(), acked.size(), ackedBeforeKill, noAnswer, SignedLoad.byStatus(sent), stored.size(),
+                storedWithoutAck, ackedButMissing.size(), Duration.ofNanos(restartedAt - killedAt).toMillis());
+
+        assertThat(ackedBeforeKill).isGreaterThan(0);
+        assertThat(ackedButMissing).as("acked but missing").isEmpty();
+        assertThat(sentKeys).as("nothing stored that no client sent").containsAll(stored);
+        // while the restarted process boots, its public port may answer 404 before the ingest route is added:
+        // not a 2xx, so MetaKit retries; once ready, every answer is a 200
+        assertThat(sent).as("a ready consumer answers 200, or nothing at all while dead")
+                .filteredOn(s -> s.status() != 200 && s.status() != -1)
+                .allSatisfy(s -> assertThat(s.endNanos()).isLessThan(restartedAt))
+                .allSatisfy(s -> assertThat(s.status()).isBetween(400, 599));
+
+        long drainStart = System.nanoTime();
+        await().atMost(Duration.ofSeconds(60)).until(() ->
+                TestDatabase.scalar("select count(*) from webhook_inbox where processed_at is null") == 0);
+        System.out.printf("FAULT kill-9: all %d rows processed %d ms after the load stopped%n", stored.size(),
+                Duration.ofNanos(System.nanoTime() - drainStart).toMillis());
+        assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
+        assertThat(TestDatabase.scalar("select count(*) from positions")).isEqualTo(ACCOUNTS);
+        assertThat(TestDatabase.scalar("select count(*) from positions where status = 'open' and volume = 0.20"
+                + " and ticket = account_id * 100")).as("every account as the API lists it now").isEqualTo(ACCOUNTS);
+    }
+}

@@ -1,0 +1,88 @@
+package dev.metakit.inbox.faults;
+
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.SignedLoad;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** A MetaKit API that takes 4 s per call does not move ingest latency: the API is never on the ack path. */
+class SlowApiFaultTest {
+    private static final int ACCOUNTS = 10;
+    private static final Duration ROUND = Duration.ofMillis(1500);
+    private FakeMetaKit metakit;
+    private RunningInbox inbox;
+
+    @BeforeEach
+    void start() {
+        TestDatabase.truncateAll();
+        metakit = new FakeMetaKit();
+        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+        for (long account = 1; account <= ACCOUNTS; account++) {
+            metakit.open(account, account * 100, "0.10", "0", "0", t0);
+        }
+        inbox = RunningInbox.start(Map.of(
+                "metakit.api.url", metakit.url(),
+                "metakit.api.key", FakeMetaKit.API_KEY,
+                "metakit.worker.poll-interval-millis", "200",
+                "metakit.reconcile.interval", "PT1H",
+                "metakit.status.interval", "PT1H"));
+    }
+
+    @AfterEach
+    void stop() {
+        // the API first: its 4 s calls in flight end at once instead of holding the bundle's shutdown
+        metakit.close();
+        inbox.close();
+    }
+
+    @Test
+    void ackLatencyWithAFourSecondApiIsTheSameAsWithAnInstantOne() throws Exception {
+        SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, 4, 50, ACCOUNTS).start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> load.count(SignedLoad.Sent::acked) >= 200);
+        // alternating rounds, so a neighbour's build on these 2 cores lands on both sides alike
+        List<long[]> fastWindows = new ArrayList<>();
+        List<long[]> slowWindows = new ArrayList<>();
+        for (int round = 0; round < 4; round++) {
+            boolean slow = round % 2 == 1;
+            metakit.latency(slow ? 4000 : 0);
+            long from = System.nanoTime();
+            Pause.lasting(ROUND);
+            (slow ? slowWindows : fastWindows).add(new long[]{from, System.nanoTime()});
+        }
+        int maxInFlight = metakit.maxInFlight();
+        List<SignedLoad.Sent> sent = load.stop();
+        List<SignedLoad.Sent> fast = within(sent, fastWindows);
+        List<SignedLoad.Sent> slow = within(sent, slowWindows);
+        long fastP99 = SignedLoad.percentileMicros(fast, 99);
+        long slowP99 = SignedLoad.percentileMicros(slow, 99);
+        System.out.printf("FAULT slow-api: api 0 ms: %d acks p50=%.1f p99=%.1f ms | api 4000 ms: %d acks p50=%.1f "
+                        + "p99=%.1f ms | slow/fast p99=%.2f; api calls in flight at most %d%n",
+                fast.size(), SignedLoad.percentileMicros(fast, 50) / 1000.0, fastP99 / 1000.0,
+                slow.size(), SignedLoad.percentileMicros(slow, 50) / 1000.0, slowP99 / 1000.0,
+                (double) slowP99 / Math.max(1, fastP99), maxInFlight);
+
+        assertThat(sent).allSatisfy(s -> assertThat(s.status()).isEqualTo(200));
+        assertThat(maxInFlight).as("the slow API was really being called").isGreaterThan(0);
+        assertThat(slowP99).as("p99 ack with a 4 s API, µs (fast: %d µs)", fastP99)
+                .isLessThanOrEqualTo(2 * fastP99 + 20_000);
+        metakit.latency(0);
+    }
+
+    private static List<SignedLoad.Sent> within(List<SignedLoad.Sent> sent, List<long[]> windows) {
+        return sent.stream().filter(s -> windows.stream()
+                .anyMatch(w -> s.startNanos() >= w[0] && s.endNanos() <= w[1])).toList();
+    }
+}

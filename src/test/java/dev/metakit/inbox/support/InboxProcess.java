@@ -1,0 +1,116 @@
+package dev.metakit.inbox.support;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The shaded jar as its own process ({@code java -jar target/metakit-inbox.jar}), configured only through the
+ * environment the way an operator runs it, on the test database and fixed ports so a restart answers where the
+ * killed one did. Its output goes to a log file under the build directory.
+ */
+public final class InboxProcess implements AutoCloseable {
+    private final int httpPort = RunningInbox.freePort();
+    private final int managementPort = RunningInbox.freePort();
+    private final Map<String, String> env = new LinkedHashMap<>();
+    private final Path workDir;
+    private final Path log;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private Process process;
+
+    public InboxProcess(Path workDir, String metakitUrl, Map<String, String> extraEnv) {
+        this.workDir = workDir;
+        this.log = jar().getParent().resolve("faults-" + getClass().getSimpleName() + "-" + httpPort + ".log");
+        env.put("METAKIT_WEBHOOK_SECRET", RunningInbox.SECRET);
+        env.put("DATABASE_URL", TestDatabase.jdbcUrl());
+        env.put("DATABASE_USER", TestDatabase.user());
+        env.put("DATABASE_PASSWORD", TestDatabase.password() == null ? "" : TestDatabase.password());
+        env.put("HTTP_HOST", "127.0.0.1");
+        env.put("HTTP_PORT", String.valueOf(httpPort));
+        env.put("MANAGEMENT_HOST", "127.0.0.1");
+        env.put("MANAGEMENT_PORT", String.valueOf(managementPort));
+        env.put("METAKIT_API_URL", metakitUrl);
+        env.put("METAKIT_API_KEY", FakeMetaKit.API_KEY);
+        env.putAll(extraEnv);
+    }
+
+    public static Path jar() {
+        String configured = System.getProperty("metakit.test.jar");
+        Path jar = configured != null ? Path.of(configured)
+                : RunningInbox.basedir().resolve("target").resolve("metakit-inbox.jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException(jar + " is missing: process tests run after `package` (mvn verify)");
+        }
+        return jar;
+    }
+
+    /** Starts the jar and waits until {@code /observe/health} answers 200. */
+    public InboxProcess start() {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException("already running");
+        }
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-jar", jar().toString())
+                .directory(workDir.toFile()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(env);
+        try {
+            process = pb.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("the consumer exited with " + process.exitValue() + "; see " + log);
+            }
+            return healthStatus() == 200;
+        });
+        return this;
+    }
+
+    /** SIGKILL on Linux: no shutdown hook, no graceful stop, in-flight requests cut. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    public URI webhookUri() {
+        return URI.create("http://127.0.0.1:" + httpPort + "/hooks/metakit");
+    }
+
+    public int healthStatus() {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort
+                    + "/observe/health")).timeout(Duration.ofSeconds(2)).GET().build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    public Path log() {
+        return log;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+}

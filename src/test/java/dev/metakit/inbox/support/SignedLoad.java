@@ -1,0 +1,154 @@
+package dev.metakit.inbox.support;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+/**
+ * Client threads that send unique, correctly signed deliveries until stopped, each thread paced to a fixed rate, and
+ * record every answer (or transport error) with its delivery key and timing: what the fault tests check the inbox
+ * against. Each delivery names one of {@code accounts} accounts (1..n), round robin.
+ */
+public final class SignedLoad implements AutoCloseable {
+    /** One request: its key, the status (-1: no answer, the connection failed) and when it ran. */
+    public record Sent(String key, long account, int status, long startNanos, long endNanos) {
+        public boolean acked() {
+            return status >= 200 && status < 300;
+        }
+
+        public long micros() {
+            return TimeUnit.NANOSECONDS.toMicros(endNanos - startNanos);
+        }
+    }
+
+    private final URI target;
+    private final String secret;
+    private final int threads;
+    private final long intervalNanos;
+    private final int accounts;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+    private final AtomicLong sequence = new AtomicLong();
+    private final ConcurrentLinkedQueue<Sent> sent = new ConcurrentLinkedQueue<>();
+    private final List<Thread> workers = new ArrayList<>();
+    private volatile boolean running;
+
+    /**
+     * @param perThreadRate requests per second per thread (0: as fast as answers come)
+     */
+    public SignedLoad(URI target, String secret, int threads, int perThreadRate, int accounts) {
+        this.target = target;
+        this.secret = secret;
+        this.threads = threads;
+        this.intervalNanos = perThreadRate <= 0 ? 0 : TimeUnit.SECONDS.toNanos(1) / perThreadRate;
+        this.accounts = accounts;
+    }
+
+    public SignedLoad start() {
+        running = true;
+        for (int i = 0; i < threads; i++) {
+            Thread t = new Thread(this::run, "signed-load-" + i);
+            t.setDaemon(true);
+            t.start();
+            workers.add(t);
+        }
+        return this;
+    }
+
+    private void run() {
+        long next = System.nanoTime();
+        while (running) {
+            long n = sequence.incrementAndGet();
+            long account = 1 + (n % accounts);
+            byte[] body = ("{\"event\":\"position.modified\",\"account_id\":" + account + ",\"data\":{\"ticket\":"
+                    + account * 100 + ",\"n\":" + n + "}}").getBytes(StandardCharsets.UTF_8);
+            long t = System.currentTimeMillis() / 1000;
+            String v1 = TestSignatures.v1(secret, t, body);
+            HttpRequest request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(10))
+                    .header("Content-Type", "application/json")
+                    .header("X-MetaKit-Event", "position.modified")
+                    .header("X-MetaKit-Signature", "t=" + t + ",v1=" + v1)
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+            long start = System.nanoTime();
+            int status;
+            try {
+                status = http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+            } catch (IOException e) {
+                status = -1;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            sent.add(new Sent(t + ":" + v1, account, status, start, System.nanoTime()));
+            if (intervalNanos > 0) {
+                // pacing, not waiting for a condition: the next slot of this thread's fixed rate
+                next += intervalNanos;
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    LockSupport.parkNanos(wait);
+                } else {
+                    next = System.nanoTime();
+                }
+            } else if (status == -1) {
+                // nothing listening (a killed consumer): do not spin on connection refused
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            }
+        }
+    }
+
+    /** Stops the threads and waits for their requests in flight to be answered. */
+    public List<Sent> stop() throws InterruptedException {
+        running = false;
+        for (Thread t : workers) {
+            t.join(TimeUnit.SECONDS.toMillis(15));
+        }
+        workers.clear();
+        return results();
+    }
+
+    public List<Sent> results() {
+        return List.copyOf(sent);
+    }
+
+    public long count(Predicate<Sent> which) {
+        return sent.stream().filter(which).count();
+    }
+
+    public static Set<String> ackedKeys(List<Sent> sent) {
+        return sent.stream().filter(Sent::acked).map(Sent::key).collect(Collectors.toSet());
+    }
+
+    public static Map<Integer, Long> byStatus(List<Sent> sent) {
+        return sent.stream().collect(Collectors.groupingBy(Sent::status, java.util.TreeMap::new,
+                Collectors.counting()));
+    }
+
+    /** The p-th percentile (0..100) of the latencies, in microseconds; 0 when there are none. */
+    public static long percentileMicros(List<Sent> sent, double p) {
+        long[] micros = sent.stream().mapToLong(Sent::micros).sorted().toArray();
+        if (micros.length == 0) {
+            return 0;
+        }
+        int index = (int) Math.ceil(p / 100.0 * micros.length) - 1;
+        return micros[Math.max(0, Math.min(micros.length - 1, index))];
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        stop();
+    }
+}
