@@ -29,6 +29,9 @@ OURS_HTTP_PORT=${OURS_HTTP_PORT:-18480}
 OURS_MGMT_PORT=${OURS_MGMT_PORT:-18481}
 EXPRESS_PORT=${EXPRESS_PORT:-18482}
 OURS_JAVA_OPTS=${OURS_JAVA_OPTS:-}
+# the ack path alone: no worker draining the benchmark's rows against a MetaKit that is not there
+# (OURS_ROUTES=classpath:routes/*.camel.yaml runs the whole bundle)
+OURS_ROUTES=${OURS_ROUTES:-classpath:routes/beans.camel.yaml,classpath:routes/ops-beans.camel.yaml,classpath:routes/ingest.camel.yaml}
 SECRET=bench-secret-0f3b9c2e7a
 DB=metakit_bench
 DB_USER=bench
@@ -130,6 +133,7 @@ start_ours() { # $1 = log name, $2 = extra JVM options; sets OURS_PID and READY_
   t0=$(date +%s%N)
   # shellcheck disable=SC2086
   METAKIT_WEBHOOK_SECRET=$SECRET DATABASE_URL=$JDBC_URL DATABASE_USER=$DB_USER DATABASE_PASSWORD=$DB_PASSWORD \
+    METAKIT_API_URL=http://127.0.0.1:9 METAKIT_API_KEY=bench-unused CAMEL_MAIN_ROUTESINCLUDEPATTERN="$OURS_ROUTES" \
     HTTP_HOST=127.0.0.1 HTTP_PORT=$OURS_HTTP_PORT MANAGEMENT_HOST=127.0.0.1 MANAGEMENT_PORT=$OURS_MGMT_PORT \
     java $OURS_JAVA_OPTS $opts -jar "$JAR" >"$LOGS/$name.log" 2>&1 &
   OURS_PID=$!

@@ -57,12 +57,9 @@ class OpsPageTest {
     }
 
     private void startInbox(Map<String, String> extra) {
-        Map<String, String> p = new HashMap<>(Map.of(
-                "metakit.api.url", metakit.url(), "metakit.api.key", FakeMetaKit.API_KEY,
-                "metakit.worker.poll-interval-millis", "200", "metakit.worker.max-attempts", "1",
-                "metakit.reconcile.interval", "PT1H", "metakit.status.interval", "PT1H"));
-        p.putAll(extra);
-        inbox = RunningInbox.start(p);
+        Map<String, String> p = new HashMap<>(extra);
+        p.putIfAbsent("metakit.worker.max-attempts", "1");
+        inbox = RunningInbox.againstFakeMetaKit(metakit, p);
     }
 
     private HttpResponse<String> get(String path, String token) throws Exception {

@@ -41,9 +41,7 @@ class ReplayAndRetentionTest {
     @Test
     void aReplayedAccountIsReconciledAgainByTheWorker() throws Exception {
         metakit.open(2, 20, "0.10", "0", "0", Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60));
-        inbox = RunningInbox.start(Map.of("metakit.api.url", metakit.url(), "metakit.api.key", FakeMetaKit.API_KEY,
-                "metakit.worker.poll-interval-millis", "200", "metakit.reconcile.interval", "PT1H",
-                "metakit.status.interval", "PT1H"));
+        inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of());
         inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() ->
                 scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);

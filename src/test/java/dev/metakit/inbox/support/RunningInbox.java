@@ -56,6 +56,23 @@ public final class RunningInbox implements AutoCloseable {
         return start(Map.of());
     }
 
+    /**
+     * The bundle reconciling against a {@link FakeMetaKit}, with the worker tuned for tests (fast poll and backoff)
+     * and the periodic jobs out of the way unless {@code overrides} bring them in.
+     */
+    public static RunningInbox againstFakeMetaKit(FakeMetaKit metakit, Map<String, String> overrides) {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("metakit.api.url", metakit.url());
+        p.put("metakit.api.key", FakeMetaKit.API_KEY);
+        p.put("metakit.worker.poll-interval-millis", "200");
+        p.put("metakit.worker.backoff-base-millis", "100");
+        p.put("metakit.worker.backoff-max-millis", "1000");
+        p.put("metakit.reconcile.interval", "PT1H");
+        p.put("metakit.status.interval", "PT1H");
+        p.putAll(overrides);
+        return start(p);
+    }
+
     public static RunningInbox start(Map<String, String> overrides) {
         RunningInbox inbox = new RunningInbox(new LinkedHashMap<>(overrides));
         try {

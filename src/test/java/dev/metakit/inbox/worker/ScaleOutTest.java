@@ -39,14 +39,9 @@ class ScaleOutTest {
             metakit.open(account, account * 100, "0.10", "0", "0", t0);
         }
         metakit.latency(5);
-        Map<String, String> p = Map.of(
-                "metakit.api.url", metakit.url(),
-                "metakit.api.key", FakeMetaKit.API_KEY,
-                "metakit.worker.poll-interval-millis", "200",
-                "metakit.reconcile.interval", String.valueOf(INTERVAL_SECONDS),
-                "metakit.status.interval", "PT1H");
-        instances.add(RunningInbox.start(p));
-        instances.add(RunningInbox.start(p));
+        Map<String, String> p = Map.of("metakit.reconcile.interval", String.valueOf(INTERVAL_SECONDS));
+        instances.add(RunningInbox.againstFakeMetaKit(metakit, p));
+        instances.add(RunningInbox.againstFakeMetaKit(metakit, p));
     }
 
     @AfterEach
@@ -101,9 +96,7 @@ class ScaleOutTest {
                 + " select 'k' || g, 'position.opened', 1 + g % 20, convert_from(" + "'{\"event\":\"position.opened\","
                 + "\"account_id\":'::bytea || (1 + g % 20)::text::bytea || '}'::bytea, 'UTF8'), 'dead-instance',"
                 + " now() + interval '2 seconds', 1 from generate_series(1, 30) g");
-        instances.add(RunningInbox.start(Map.of("metakit.api.url", metakit.url(),
-                "metakit.api.key", FakeMetaKit.API_KEY, "metakit.worker.poll-interval-millis", "200",
-                "metakit.reconcile.interval", "PT1H", "metakit.status.interval", "PT1H")));
+        instances.add(RunningInbox.againstFakeMetaKit(metakit, Map.of()));
         assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null")).isZero();
         await().atMost(Duration.ofSeconds(20)).until(() ->
                 scalar("select count(*) from webhook_inbox where processed_at is null") == 0);
@@ -114,10 +107,8 @@ class ScaleOutTest {
     void aRejectedApiKeyTurnsReadinessDownWithoutUsingUpTheRowsAttempts() throws Exception {
         instances.forEach(RunningInbox::close);
         instances.clear();
-        RunningInbox wrongKey = RunningInbox.start(Map.of("metakit.api.url", metakit.url(),
-                "metakit.api.key", "not-the-key", "metakit.worker.poll-interval-millis", "200",
-                "metakit.worker.backoff-max-millis", "300", "metakit.worker.max-attempts", "2",
-                "metakit.reconcile.interval", "PT1H", "metakit.status.interval", "PT1H"));
+        RunningInbox wrongKey = RunningInbox.againstFakeMetaKit(metakit, Map.of("metakit.api.key", "not-the-key",
+                "metakit.worker.backoff-max-millis", "300", "metakit.worker.max-attempts", "2"));
         instances.add(wrongKey);
         wrongKey.postSigned(event("position.opened", 1, 100), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() -> wrongKey.healthStatus() == 503);

@@ -47,16 +47,7 @@ class WorkerReconcileTest {
     }
 
     private void startInbox(Map<String, String> extra) {
-        Map<String, String> p = new HashMap<>(Map.of(
-                "metakit.api.url", metakit.url(),
-                "metakit.api.key", FakeMetaKit.API_KEY,
-                "metakit.worker.poll-interval-millis", "200",
-                "metakit.worker.backoff-base-millis", "100",
-                "metakit.worker.backoff-max-millis", "1000",
-                "metakit.reconcile.interval", "PT1H",
-                "metakit.status.interval", "PT1H"));
-        p.putAll(extra);
-        inbox = RunningInbox.start(p);
+        inbox = RunningInbox.againstFakeMetaKit(metakit, extra);
     }
 
     static byte[] event(String name, long account, long ticket) {

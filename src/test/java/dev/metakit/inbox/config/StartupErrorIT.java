@@ -1,0 +1,61 @@
+package dev.metakit.inbox.config;
+
+import dev.metakit.inbox.support.InboxProcess;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The jar as an operator starts it: a missing or unusable setting is one line on stderr and exit code 2. */
+class StartupErrorIT {
+    @TempDir
+    Path workDir;
+
+    private record Outcome(int exitCode, String stderr) {
+    }
+
+    private Outcome run(Map<String, String> env) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", InboxProcess.jar().toString()).directory(workDir.toFile())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().keySet().removeIf(k -> k.startsWith("METAKIT_") || k.startsWith("DATABASE_"));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String stderr = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new Outcome(p.exitValue(), stderr);
+    }
+
+    @Test
+    void aMissingWebhookSecretStopsStartupWithOneLineNamingIt() throws Exception {
+        Outcome o = run(Map.of("HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
+        assertThat(o.exitCode()).isEqualTo(2);
+        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                .startsWith("metakit-inbox: METAKIT_WEBHOOK_SECRET is required");
+    }
+
+    @Test
+    void anUnusableDatabaseUrlStopsStartupWithOneLineThatHidesThePassword() throws Exception {
+        Outcome o = run(Map.of("METAKIT_WEBHOOK_SECRET", "s", "METAKIT_API_KEY", "k",
+                "DATABASE_URL", "postgres://app:topsecretpw@127.0.0.1:1/inbox", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
+        assertThat(o.exitCode()).isEqualTo(2);
+        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                .startsWith("metakit-inbox: database jdbc:postgresql://127.0.0.1:1/inbox is not usable")
+                .doesNotContain("topsecretpw");
+    }
+
+    @Test
+    void aMissingApiKeyStopsStartupWithOneLineNamingIt() throws Exception {
+        Outcome o = run(Map.of("METAKIT_WEBHOOK_SECRET", "s", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0",
+                "METAKIT_EMBEDDED_DB_DIR", workDir.resolve("pg").toString()));
+        assertThat(o.exitCode()).isEqualTo(2);
+        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                .startsWith("metakit-inbox: METAKIT_API_KEY is required");
+    }
+}
