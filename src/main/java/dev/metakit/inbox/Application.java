@@ -13,6 +13,9 @@ public final class Application {
         // the top-level application.properties (when run from the project folder) overrides the copy in the jar
         main.setPropertyPlaceholderLocations(
                 "classpath:application.properties;optional=true,file:application.properties;optional=true");
+        // a default, not a key of application.properties: there it would also override the files `camel run` is given
+        // (CAMEL_MAIN_ROUTESINCLUDEPATTERN, as ./run.sh sets it, still overrides this)
+        main.configure().setRoutesIncludePattern("classpath:routes/*.camel.yaml");
         if (SandboxRun.wanted(System::getenv)) {
             // before run(): the YAML beans read these properties when they are created
             SandboxRun sandbox = SandboxRun.prepare(System::getenv);

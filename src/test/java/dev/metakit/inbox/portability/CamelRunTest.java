@@ -1,0 +1,88 @@
+package dev.metakit.inbox.portability;
+
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.support.TestSignatures;
+import org.apache.camel.main.KameletMain;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.StringJoiner;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The bundle on the runtime of {@code camel run application.properties routes/*.camel.yaml --dep=... --port=...}:
+ * camel-kamelet-main, given the route files and the properties file the way the camel CLI hands them over (as
+ * initial properties, which application.properties would override). The files listed must be the ones that run.
+ */
+class CamelRunTest {
+
+    @Test
+    void theRouteFilesListedOnTheCommandLineRunAndStoreADelivery() throws Exception {
+        TestDatabase.truncateAll();
+        int httpPort = freePort();
+        int managementPort = freePort();
+        StringJoiner files = new StringJoiner(",");
+        try (Stream<Path> list = Files.list(RunningInbox.basedir().resolve("routes"))) {
+            list.filter(p -> p.toString().endsWith(".camel.yaml")).sorted().forEach(p -> files.add("file:" + p));
+        }
+        KameletMain main = new KameletMain("metakit-inbox-camel-run-test");
+        main.setDownload(false);
+        main.addInitialProperty("camel.main.routesIncludePattern", files.toString());
+        main.addInitialProperty("camel.component.properties.location",
+                "file:" + RunningInbox.basedir().resolve("application.properties"));
+        main.addInitialProperty("camel.jbang.platform-http.port", String.valueOf(httpPort));
+        // what the environment would say (HTTP_PORT, METAKIT_WEBHOOK_SECRET, DATABASE_URL, ...)
+        main.addOverrideProperty("camel.server.port", String.valueOf(httpPort));
+        main.addOverrideProperty("camel.server.host", "127.0.0.1");
+        main.addOverrideProperty("camel.management.port", String.valueOf(managementPort));
+        main.addOverrideProperty("camel.management.host", "127.0.0.1");
+        main.addOverrideProperty("metakit.webhook.secret", RunningInbox.SECRET);
+        main.addOverrideProperty("metakit.api.url", "http://127.0.0.1:9");
+        main.addOverrideProperty("metakit.api.key", "no-metakit-in-this-test");
+        main.addOverrideProperty("metakit.database.url", TestDatabase.jdbcUrl());
+        main.addOverrideProperty("metakit.database.user", TestDatabase.user());
+        main.addOverrideProperty("metakit.database.password",
+                TestDatabase.password() == null ? "" : TestDatabase.password());
+        main.start();
+        try {
+            assertThat(main.getCamelContext().getRoutes()).hasSize(12).allSatisfy(route ->
+                    assertThat(route.getSourceResource().getLocation()).startsWith("file:"));
+
+            byte[] body = "{\"event\":\"webhook.test\",\"account_id\":1,\"data\":{}}".getBytes(StandardCharsets.UTF_8);
+            HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/hooks/metakit"))
+                    .timeout(Duration.ofSeconds(10))
+                    .header("X-MetaKit-Signature",
+                            TestSignatures.header(RunningInbox.SECRET, System.currentTimeMillis() / 1000, body))
+                    .header("X-MetaKit-Event", "webhook.test")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+            HttpClient http = HttpClient.newHttpClient();
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+                assertThat(response.statusCode()).isEqualTo(200);
+                assertThat(response.body()).isIn("stored", "duplicate");
+            });
+            assertThat(TestDatabase.scalar("select count(*) from webhook_inbox")).isEqualTo(1);
+        } finally {
+            main.stop();
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}
