@@ -37,14 +37,22 @@ public class InboxQueue {
                  for update skip locked),
             seed_accounts as (
                 select account_id, min(next_attempt_at) as first_due from seed
-                 where account_id is not null group by account_id),
+                 where account_id is not null group by account_id
+                 order by first_due, account_id),
             same_accounts as (
-                select w.delivery_key from webhook_inbox w join seed_accounts a on a.account_id = w.account_id
-                 where w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
-                   and (w.claimed_until is null or w.claimed_until < now())
-                 order by a.first_due, w.account_id, w.next_attempt_at
-                 limit ?
-                 for update of w skip locked),
+                -- one index scan per account, in the order the accounts came due; the limit stops the scans (and
+                -- their locks) once the cap is reached. LATERAL keeps the planner from joining the whole pending
+                -- set against the accounts (what it did without statistics right after a bulk insert)
+                select k.delivery_key from seed_accounts a
+                 cross join lateral (
+                     select w.delivery_key from webhook_inbox w
+                      where w.account_id = a.account_id
+                        and w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
+                        and (w.claimed_until is null or w.claimed_until < now())
+                      order by w.next_attempt_at
+                      limit ?
+                      for update skip locked) k
+                 limit ?),
             c as (select delivery_key from same_accounts
                   union select delivery_key from seed where account_id is null)
             update webhook_inbox i
@@ -70,10 +78,12 @@ public class InboxQueue {
      */
     public List<InboxRow> claim(String owner, int limit, int maxRows, Duration lease) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
+            int cap = Math.max(maxRows, limit);
             ps.setInt(1, limit);
-            ps.setInt(2, Math.max(maxRows, limit));
-            ps.setString(3, owner);
-            ps.setString(4, lease.toMillis() + " milliseconds");
+            ps.setInt(2, cap);
+            ps.setInt(3, cap);
+            ps.setString(4, owner);
+            ps.setString(5, lease.toMillis() + " milliseconds");
             List<InboxRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
