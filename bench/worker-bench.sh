@@ -24,7 +24,9 @@ results=${RESULTS:-$build_dir/worker-bench-$(date -u +%Y%m%dT%H%M%SZ).tsv}
 run() { # $1 main class, rest: options
   local main=$1; shift
   # shellcheck disable=SC2086
-  java ${BENCH_JAVA_OPTS:--Xmx1g} -Dmetakit.test.basedir="$PWD" -cp "$cp" "dev.metakit.inbox.bench.$main" \
+  # sun.net.httpserver.nodelay: the sandbox API (JDK HttpServer) writes headers and body apart; with Nagle on, the
+  # body waits for the client's delayed ACK, about 40 ms more per call than the configured latency
+  java ${BENCH_JAVA_OPTS:--Xmx1g} -Dsun.net.httpserver.nodelay=true -Dmetakit.test.basedir="$PWD" -cp "$cp" "dev.metakit.inbox.bench.$main" \
     --result-file "$results" "$@"
 }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg); results: $results" >&2

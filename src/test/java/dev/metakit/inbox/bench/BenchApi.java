@@ -28,6 +28,12 @@ final class BenchApi implements AutoCloseable {
     final Map<Long, List<Long>> openTickets = new HashMap<>();
 
     BenchApi(int accounts, int openPerAccount, Duration latency, int apiThreads) throws IOException {
+        // The JDK HttpServer writes a response's headers and body apart: with Nagle's algorithm on, the body waits for
+        // the client's delayed ACK, ~40 ms more per call than the configured latency. Read once, at the JVM's first
+        // HttpServer: bench/worker-bench.sh also passes it on the command line.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
         market = new SandboxMarket(20261202L, accounts, Clock.systemUTC());
         for (long a = 1; a <= accounts; a++) {
             List<Long> tickets = new ArrayList<>();
