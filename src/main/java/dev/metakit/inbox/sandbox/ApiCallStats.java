@@ -3,11 +3,40 @@ package dev.metakit.inbox.sandbox;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
-/** API calls counted per endpoint ({@code positions}, {@code deals}, {@code webhooks}, {@code rotate}, {@code other}) and status. */
+/**
+ * API calls counted per endpoint ({@code positions}, {@code deals}, {@code webhooks}, {@code rotate}, {@code other}) and
+ * status, and the requests being served at once (the most since the start or the last {@link #resetMaxInFlight}).
+ */
 public final class ApiCallStats {
     private final Map<String, Map<Integer, LongAdder>> counts = new ConcurrentHashMap<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger maxInFlight = new AtomicInteger();
+
+    void enter() {
+        int now = inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(now, Math::max);
+    }
+
+    void exit() {
+        inFlight.decrementAndGet();
+    }
+
+    /** Requests being served right now. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    /** The most requests served at once since the start or the last reset. */
+    public int maxInFlight() {
+        return maxInFlight.get();
+    }
+
+    public void resetMaxInFlight() {
+        maxInFlight.set(inFlight.get());
+    }
 
     void record(String endpoint, int status) {
         counts.computeIfAbsent(endpoint, e -> new ConcurrentHashMap<>())

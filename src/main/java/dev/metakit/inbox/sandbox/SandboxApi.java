@@ -34,6 +34,8 @@ public final class SandboxApi implements AutoCloseable {
     private static final Pattern DEALS = Pattern.compile("/v1/accounts/([^/]+)/deals");
     private static final Pattern WEBHOOKS = Pattern.compile("/v1/webhooks/?");
     private static final Pattern ROTATE = Pattern.compile("/v1/webhooks/([^/]+)/rotate");
+    /* whether this thread's request is still counted in flight (a request is served on one thread, start to end) */
+    private static final ThreadLocal<boolean[]> IN_FLIGHT = ThreadLocal.withInitial(() -> new boolean[1]);
 
     private final SandboxMarket market;
     private final WebhookEndpoints endpoints;
@@ -90,6 +92,8 @@ public final class SandboxApi implements AutoCloseable {
     private void handle(HttpExchange exchange) throws IOException {
         String path = exchange.getRequestURI().getPath();
         String name = endpointName(path);
+        stats.enter();
+        IN_FLIGHT.get()[0] = true;
         try {
             respond(exchange, name, path);
         } catch (RuntimeException e) {
@@ -99,6 +103,7 @@ public final class SandboxApi implements AutoCloseable {
             Thread.currentThread().interrupt();
             send(exchange, name, 503, error("shutting down"));
         } finally {
+            leave();
             exchange.close();
         }
     }
@@ -196,9 +201,19 @@ public final class SandboxApi implements AutoCloseable {
         return send(exchange, name, 405, error("method not allowed"));
     }
 
+    /** The request is no longer in flight once its answer is about to go out (once per request). */
+    private void leave() {
+        boolean[] counted = IN_FLIGHT.get();
+        if (counted[0]) {
+            counted[0] = false;
+            stats.exit();
+        }
+    }
+
     /** Counts the call before answering, so a client that has its answer also sees it counted. */
     private int send(HttpExchange exchange, String name, int status, Object body) throws IOException {
         stats.record(name, status);
+        leave();
         byte[] bytes = SandboxJson.write(body);
         exchange.getResponseHeaders().set("Content-Type", "application/json; charset=utf-8");
         exchange.sendResponseHeaders(status, bytes.length);

@@ -19,15 +19,45 @@ import java.util.List;
 public class InboxQueue {
     private static final int MAX_ERROR_LENGTH = 500;
 
+    /*
+     * A claim takes whole accounts. The seed is the next {@code limit} due rows in next_attempt_at order (as before);
+     * the claim is every due row of the seed's accounts, at most {@code maxRows} of them, whole accounts first in the
+     * order the accounts came due, plus the seed's rows without an account. One account's due rows are then one
+     * reconcile, not one per batch they would otherwise be spread over. Both parts lock with SKIP LOCKED and take only
+     * rows that are due and not leased: a row claimed elsewhere, or waiting for its retry, stays where it is. Seed rows
+     * of accounts past the cap are not claimed (their locks end with the statement): the next claim starts with them.
+     */
     private static final String CLAIM = """
+            with seed as (
+                select delivery_key, account_id, next_attempt_at from webhook_inbox
+                 where processed_at is null and failed_at is null and next_attempt_at <= now()
+                   and (claimed_until is null or claimed_until < now())
+                 order by next_attempt_at
+                 limit ?
+                 for update skip locked),
+            seed_accounts as (
+                select account_id, min(next_attempt_at) as first_due from seed
+                 where account_id is not null group by account_id
+                 order by first_due, account_id),
+            same_accounts as (
+                -- one index scan per account, in the order the accounts came due; the limit stops the scans (and
+                -- their locks) once the cap is reached. LATERAL keeps the planner from joining the whole pending
+                -- set against the accounts (what it did without statistics right after a bulk insert)
+                select k.delivery_key from seed_accounts a
+                 cross join lateral (
+                     select w.delivery_key from webhook_inbox w
+                      where w.account_id = a.account_id
+                        and w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
+                        and (w.claimed_until is null or w.claimed_until < now())
+                      order by w.next_attempt_at
+                      limit ?
+                      for update skip locked) k
+                 limit ?),
+            c as (select delivery_key from same_accounts
+                  union select delivery_key from seed where account_id is null)
             update webhook_inbox i
                set claimed_by = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
-              from (select delivery_key from webhook_inbox
-                     where processed_at is null and failed_at is null and next_attempt_at <= now()
-                       and (claimed_until is null or claimed_until < now())
-                     order by next_attempt_at
-                     limit ?
-                     for update skip locked) c
+              from c
              where i.delivery_key = c.delivery_key
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts""";
 
@@ -37,11 +67,23 @@ public class InboxQueue {
         this.dataSource = dataSource;
     }
 
+    /** Claims the due rows of the accounts of the next {@code limit} due rows, at most 10 × {@code limit} rows. */
     public List<InboxRow> claim(String owner, int limit, Duration lease) throws SQLException {
+        return claim(owner, limit, 10 * limit, lease);
+    }
+
+    /**
+     * Claims the due rows of the accounts of the next {@code limit} due rows (in next_attempt_at order), at most
+     * {@code maxRows} of them (plus the seed's rows without an account), each with a lease and one attempt more.
+     */
+    public List<InboxRow> claim(String owner, int limit, int maxRows, Duration lease) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
-            ps.setString(1, owner);
-            ps.setString(2, lease.toMillis() + " milliseconds");
-            ps.setInt(3, limit);
+            int cap = Math.max(maxRows, limit);
+            ps.setInt(1, limit);
+            ps.setInt(2, cap);
+            ps.setInt(3, cap);
+            ps.setString(4, owner);
+            ps.setString(5, lease.toMillis() + " milliseconds");
             List<InboxRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -22,7 +22,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The worker's logic, called by {@code routes/worker.camel.yaml}: claims a batch of inbox rows, settles at once
+ * The worker's logic, called by {@code routes/worker.camel.yaml}: claims a batch of inbox rows (whole accounts: the
+ * due rows of the accounts of the next {@code batchSize} due rows, at most {@code claimMaxRows}), settles at once
  * what needs no reconcile (non-trade events), and hands the route one {@link AccountWork} per account with trade
  * events, so a burst of events for one account costs one reconcile. Rows are marked processed only after their
  * reconcile committed; a failure schedules a retry with backoff, and after the last attempt the row is failed.
@@ -34,6 +35,7 @@ public class InboxWorker {
     private AccountReconciler accountReconciler;
     private String tradeEvents = "position.*";
     private int batchSize = 500;
+    private int claimMaxRows = 5000;
     private long leaseSeconds = 120;
     private int maxAttempts = 8;
     private long backoffBaseMillis = 1000;
@@ -60,7 +62,7 @@ public class InboxWorker {
     public List<AccountWork> claim() throws SQLException {
         List<InboxRow> rows;
         try {
-            rows = queue.claim(instanceId, batchSize, Duration.ofSeconds(leaseSeconds));
+            rows = queue.claim(instanceId, batchSize, claimMaxRows, Duration.ofSeconds(leaseSeconds));
         } catch (SQLException e) {
             // the poll runs every second: one line per outage, not a stack trace per poll
             if (!claimFailing) {
@@ -189,6 +191,8 @@ public class InboxWorker {
     public void setAccountReconciler(AccountReconciler accountReconciler) { this.accountReconciler = accountReconciler; }
     public void setTradeEvents(String tradeEvents) { this.tradeEvents = tradeEvents; }
     public void setBatchSize(int batchSize) { this.batchSize = batchSize; }
+    /** A claim takes the due rows of the accounts of the next batchSize due rows: at most this many rows. */
+    public void setClaimMaxRows(int claimMaxRows) { this.claimMaxRows = claimMaxRows; }
     public void setLeaseSeconds(long leaseSeconds) { this.leaseSeconds = leaseSeconds; }
     public void setMaxAttempts(int maxAttempts) { this.maxAttempts = maxAttempts; }
     public void setBackoffBaseMillis(long millis) { this.backoffBaseMillis = millis; }

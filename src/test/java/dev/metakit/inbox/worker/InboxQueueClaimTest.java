@@ -29,4 +29,38 @@ class InboxQueueClaimTest {
                 .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("k1", null),
                         org.assertj.core.groups.Tuple.tuple("k2", 7L));
     }
+
+    @Test
+    void aClaimTakesTheDueRowsOfTheAccountsOfItsBatchWholeButNoRowLeasedOrWaitingForItsRetry() throws Exception {
+        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
+            // interleaved: a1 a2 a3 a1 a2 a3 ... in next_attempt_at order, so a batch of 2 rows names accounts 1 and 2
+            for (int i = 0; i < 9; i++) {
+                long account = 1 + i % 3;
+                s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
+                        + " values ('k" + i + "', 'position.modified', " + account + ", 'x', now() - interval '"
+                        + (100 - i) + " seconds')");
+            }
+            s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at) values"
+                    + " ('retry-later', 'position.modified', 1, 'x', now() + interval '1 hour')");
+            s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body, claimed_by,"
+                    + " claimed_until) values ('leased', 'position.modified', 2, 'x', 'other', now() + interval '1 minute')");
+            s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at) values"
+                    + " ('no-account', 'account.connected', null, 'x', now() - interval '200 seconds')");
+        }
+        InboxQueue queue = new InboxQueue(TestDatabase.dataSource());
+
+        List<InboxRow> first = queue.claim("test", 2, 100, Duration.ofSeconds(30));
+
+        // the batch is no-account and k0 (account 1); every due, unleased row of account 1 comes with it
+        assertThat(first).extracting(InboxRow::key).containsExactlyInAnyOrder("no-account", "k0", "k3", "k6");
+        assertThat(first).allSatisfy(r -> assertThat(r.attempts()).isEqualTo(1));
+        List<InboxRow> second = queue.claim("test", 1, 100, Duration.ofSeconds(30));
+        assertThat(second).extracting(InboxRow::key).containsExactlyInAnyOrder("k1", "k4", "k7");
+        // a cap below an account's rows: the oldest first, the rest in the next claim
+        List<InboxRow> capped = queue.claim("test", 1, 2, Duration.ofSeconds(30));
+        assertThat(capped).extracting(InboxRow::key).containsExactlyInAnyOrder("k2", "k5");
+        assertThat(queue.claim("test", 10, 100, Duration.ofSeconds(30))).extracting(InboxRow::key)
+                .containsExactly("k8");
+        assertThat(queue.claim("test", 10, 100, Duration.ofSeconds(30))).isEmpty();
+    }
 }

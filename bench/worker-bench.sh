@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Worker and reconcile benchmarks (issue 5, "Worker and reconcile throughput"); figures in BENCHMARKS.worker.md.
+#
+#   bench/worker-bench.sh drain       # 100k inbox rows over 1,000 accounts, API latency 20 ms: rows/s, API calls/row
+#   bench/worker-bench.sh reconcile   # full reconcile of 10,000 accounts, API latency 20 ms: wall time vs the bound
+#   bench/worker-bench.sh all         # both, with their defaults
+#   bench/worker-bench.sh drain --rows 20000 --rounds 2     # options after the mode go to the benchmark's main
+#
+# Both run the real bundle in one JVM (RunningInbox: camel-main, application.properties, routes/) against the
+# sandbox's REST API on 127.0.0.1 (no faults, fixed latency), on an embedded PostgreSQL (or DATABASE_URL, jdbc form,
+# with DATABASE_USER / DATABASE_PASSWORD). Options: see the javadoc of src/test/java/dev/metakit/inbox/bench/
+# DrainBench.java and ReconcileBench.java. BENCH_JAVA_OPTS: JVM options (default -Xmx1g). RESULTS: a TSV file the
+# rounds are appended to (default target/worker-bench-<stamp>.tsv).
+# The machine is shared: check `uptime` first; the load average should be low.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-all}
+shift || true
+build_dir="${METAKIT_BUILD_DIR:-$PWD/target}"
+mvn -B -q -Dmetakit.build.dir="$build_dir" test-compile dependency:build-classpath \
+  -Dmdep.includeScope=test -Dmdep.outputFile="$build_dir/bench-classpath.txt"
+cp="$build_dir/test-classes:$build_dir/classes:$(cat "$build_dir/bench-classpath.txt")"
+results=${RESULTS:-$build_dir/worker-bench-$(date -u +%Y%m%dT%H%M%SZ).tsv}
+run() { # $1 main class, rest: options
+  local main=$1; shift
+  # shellcheck disable=SC2086
+  # sun.net.httpserver.nodelay: the sandbox API (JDK HttpServer) writes headers and body apart; with Nagle on, the
+  # body waits for the client's delayed ACK, about 40 ms more per call than the configured latency
+  java ${BENCH_JAVA_OPTS:--Xmx1g} -Dsun.net.httpserver.nodelay=true -Dmetakit.test.basedir="$PWD" -cp "$cp" "dev.metakit.inbox.bench.$main" \
+    --result-file "$results" "$@"
+}
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg); results: $results" >&2
+case $mode in
+  drain) run DrainBench "$@" ;;
+  reconcile) run ReconcileBench "$@" ;;
+  all) run DrainBench; run ReconcileBench ;;
+  *) echo "usage: $0 drain|reconcile|all [options]" >&2; exit 64 ;;
+esac
