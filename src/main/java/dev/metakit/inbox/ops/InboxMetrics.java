@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.signature.SignatureVerificationException;
 import dev.metakit.inbox.worker.InboxQueue;
 import dev.metakit.inbox.worker.InboxWorker;
 import io.micrometer.core.instrument.Counter;
@@ -12,6 +13,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.camel.CamelContext;
 import org.apache.camel.CamelContextAware;
+import org.apache.camel.Exchange;
 import org.apache.camel.component.micrometer.MicrometerComponent;
 import org.apache.camel.support.service.ServiceHelper;
 import org.slf4j.Logger;
@@ -24,11 +26,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -49,6 +53,7 @@ public class InboxMetrics implements CamelContextAware {
     private DataSource dataSource;
     private InboxWorker inboxWorker;
     private volatile MeterRegistry registry;
+    private volatile IngestMeters ingestMeters;
     private MultiGauge endpointStatus;
     private final Set<String> statusesSeen = new TreeSet<>(KNOWN_STATUSES);
 
@@ -97,8 +102,10 @@ public class InboxMetrics implements CamelContextAware {
                 if (inboxWorker == null) {
                     inboxWorker = camelContext.getRegistry().lookupByNameAndType(inboxWorkerBean, InboxWorker.class);
                 }
-                registry = resolve(camelContext);
-                registerMeters(registry);
+                MeterRegistry resolved = resolve(camelContext);
+                registerMeters(resolved);
+                ingestMeters = new IngestMeters(resolved);
+                registry = resolved;
             }
             return registry;
         }
@@ -208,11 +215,55 @@ public class InboxMetrics implements CamelContextAware {
         }
     }
 
-    void acknowledged(String status, long nanos) {
+    /** One answered delivery of the ingest route: its outcome counter and its ack latency, by HTTP status. */
+    void answered(Exchange e) {
         MeterRegistry r = registry();
-        if (r != null) {
-            Timer.builder("metakit.webhook.ack").description("From a delivery's arrival to its answer, by HTTP status")
-                    .tags("status", status).register(r).record(nanos, TimeUnit.NANOSECONDS);
+        IngestMeters m = ingestMeters;
+        if (r == null || m == null) {
+            return;
+        }
+        Integer code = e.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, Integer.class);
+        int status = code != null ? code : e.isFailed() ? 500 : 200;
+        m.ack(r, status).record(e.getClock().elapsed(), TimeUnit.MILLISECONDS);
+        if (status >= 200 && status < 300) {
+            m.accepted.increment();
+            (e.getProperty(Exchange.DUPLICATE_MESSAGE, false, Boolean.class) ? m.duplicates : m.stored).increment();
+        } else if (e.getProperty(Exchange.EXCEPTION_CAUGHT) instanceof SignatureVerificationException rejected) {
+            m.rejected.get(rejected.reason()).increment();
+        } else if (status == 503) {
+            m.unavailable.increment();
+        }
+    }
+
+    /** The ingest route's meters, built once: a lookup per delivery would cost more than the count. */
+    private static final class IngestMeters {
+        final Counter accepted;
+        final Counter stored;
+        final Counter duplicates;
+        final Counter unavailable;
+        final Map<SignatureVerificationException.Reason, Counter> rejected =
+                new EnumMap<>(SignatureVerificationException.Reason.class);
+        private final Map<Integer, Timer> ackByStatus = new ConcurrentHashMap<>();
+
+        IngestMeters(MeterRegistry r) {
+            accepted = Counter.builder("metakit.webhook.accepted")
+                    .description("Genuine deliveries answered 2xx (stored + duplicates)").register(r);
+            stored = Counter.builder("metakit.webhook.stored")
+                    .description("New deliveries committed to the inbox").register(r);
+            duplicates = Counter.builder("metakit.webhook.duplicates")
+                    .description("Deliveries already in the inbox (MetaKit retries)").register(r);
+            unavailable = Counter.builder("metakit.webhook.unavailable")
+                    .description("Deliveries answered 503: not committed in time").register(r);
+            for (SignatureVerificationException.Reason reason : SignatureVerificationException.Reason.values()) {
+                rejected.put(reason, Counter.builder("metakit.webhook.rejected")
+                        .description("Deliveries answered 400, by reason").tags("reason", reason.metricTag()).register(r));
+            }
+        }
+
+        Timer ack(MeterRegistry r, int status) {
+            return ackByStatus.computeIfAbsent(status, s -> Timer.builder("metakit.webhook.ack")
+                    .description("From a delivery's arrival to its answer, by HTTP status")
+                    .tags("status", String.valueOf(s)).register(r));
         }
     }
 
