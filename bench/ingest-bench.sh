@@ -9,7 +9,8 @@
 # CONNS ("16 64"), SYSTEMS ("pgbench ours express"), BENCH_DIR (/tmp/metakit-inbox-bench: PostgreSQL data, logs,
 # results), BENCH_PGPORT (55439), OURS_HTTP_PORT (18480), OURS_MGMT_PORT (18481), EXPRESS_PORT (18482),
 # OURS_JAVA_OPTS (JVM options for our consumer), METAKIT_INBOX_WRITERS / METAKIT_INBOX_MAX_BATCH /
-# METAKIT_DB_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections).
+# METAKIT_DB_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections), BASE_JAR (the jar
+# of an earlier commit, run as the system "ours-base" when SYSTEMS names it: a before/after in one sitting).
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
 # stop it with: bench/ingest-bench.sh stop-db
 set -euo pipefail
@@ -44,6 +45,7 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 RESULTS="$BENCH_DIR/results-$STAMP.tsv"
 STARTUPS="$BENCH_DIR/startup-$STAMP.txt"
 JAR="$ROOT/target/metakit-inbox.jar"
+BASE_JAR=${BASE_JAR:-}
 LOADCP="$ROOT/target/test-classes:$JAR"
 
 log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -125,8 +127,8 @@ reset_table() { psql_db -c "truncate webhook_inbox" -c "checkpoint" >/dev/null; 
 
 OURS_PID=
 READY_MS=
-start_ours() { # $1 = log name, $2 = extra JVM options; sets OURS_PID and READY_MS (start to health 200)
-  local name=$1 opts=${2:-} t0 t1
+start_ours() { # $1 = log name, $2 = extra JVM options, $3 = jar (ours); sets OURS_PID and READY_MS (start to health 200)
+  local name=$1 opts=${2:-} jar=${3:-$JAR} t0 t1
   if (exec 3<>"/dev/tcp/127.0.0.1/$OURS_HTTP_PORT") 2>/dev/null; then
     echo "port $OURS_HTTP_PORT is already in use: stop what listens there or set OURS_HTTP_PORT" >&2; exit 1
   fi
@@ -135,7 +137,7 @@ start_ours() { # $1 = log name, $2 = extra JVM options; sets OURS_PID and READY_
   METAKIT_WEBHOOK_SECRET=$SECRET DATABASE_URL=$JDBC_URL DATABASE_USER=$DB_USER DATABASE_PASSWORD=$DB_PASSWORD \
     METAKIT_API_URL=http://127.0.0.1:9 METAKIT_API_KEY=bench-unused CAMEL_MAIN_ROUTESINCLUDEPATTERN="$OURS_ROUTES" \
     HTTP_HOST=127.0.0.1 HTTP_PORT=$OURS_HTTP_PORT MANAGEMENT_HOST=127.0.0.1 MANAGEMENT_PORT=$OURS_MGMT_PORT \
-    java $OURS_JAVA_OPTS $opts -jar "$JAR" >"$LOGS/$name.log" 2>&1 &
+    java $OURS_JAVA_OPTS $opts -jar "$jar" >"$LOGS/$name.log" 2>&1 &
   OURS_PID=$!
   until curl -fs -o /dev/null "http://127.0.0.1:$OURS_MGMT_PORT/observe/health"; do
     if ! kill -0 "$OURS_PID" 2>/dev/null; then echo "our consumer died at startup, see $LOGS/$name.log" >&2; tail -20 "$LOGS/$name.log" >&2; exit 1; fi
@@ -228,7 +230,7 @@ summary() {
       sys[$1] = 1; con[$2] = 1 }
     END {
       printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express"
-      n = split("pgbench ours express ours-xmx256m", order, " ")
+      n = split("pgbench ours ours-base express ours-xmx256m", order, " ")
       for (c in con) conns[++nc] = c + 0
       for (i = 1; i <= nc; i++) for (j = i + 1; j <= nc; j++) if (conns[j] < conns[i]) { t = conns[i]; conns[i] = conns[j]; conns[j] = t }
       for (ci = 1; ci <= nc; ci++) {
@@ -278,6 +280,11 @@ for round in $(seq 1 "$ROUNDS"); do
           start_ours "ours-r$round-c$c"; echo "$READY_MS" >>"$STARTUPS"
           log "round $round: ours c=$c (ready in $READY_MS ms)"
           load ours "$OURS_HTTP_PORT" "$c"; stop_ours ;;
+        ours-base)
+          [ -f "$BASE_JAR" ] || { echo "SYSTEMS names ours-base: set BASE_JAR to the earlier commit's jar" >&2; exit 64; }
+          start_ours "ours-base-r$round-c$c" "" "$BASE_JAR"
+          log "round $round: ours-base c=$c (ready in $READY_MS ms, $BASE_JAR)"
+          load ours-base "$OURS_HTTP_PORT" "$c"; stop_ours ;;
         express)
           start_express; log "round $round: express c=$c"
           load express "$EXPRESS_PORT" "$c"; stop_express ;;
