@@ -141,6 +141,9 @@ class ApiOutageFaultTest {
         assertThat(SignedLoad.percentileMicros(during, 99)).as("p99 ack during the outage, µs")
                 .isLessThanOrEqualTo(250_000);
         assertThat(ackedButMissing).isEmpty();
+        // per-account backoff: an account's backlog comes due at one retry time and is one reconcile
+        assertThat(callsAfterRecovery).as("API calls after the API came back, for %d backlog rows", backlogAtEnd)
+                .isLessThanOrEqualTo((int) (backlogAtEnd / 10));
         assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
         assertThat(TestDatabase.scalar("select count(*) from positions where status = 'open' and volume = 0.30"))
                 .as("every account converged to the API's state").isEqualTo(ACCOUNTS);
