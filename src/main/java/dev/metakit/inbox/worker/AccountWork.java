@@ -11,7 +11,7 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
         return rows.stream().map(InboxRow::key).toList();
     }
 
-    /** The most attempts any of these rows has had: the retry policy judges the group by it. */
+    /** The most attempts any of these rows has had (each row is failed on its own attempts). */
     public int attempts() {
         return rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
     }

@@ -2,14 +2,17 @@ package dev.metakit.inbox.worker;
 
 import javax.sql.DataSource;
 import java.nio.charset.StandardCharsets;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The inbox seen as a work queue. Rows are claimed with a lease ({@code FOR UPDATE SKIP LOCKED}, so instances on one
@@ -26,15 +29,21 @@ public class InboxQueue {
      * reconcile, not one per batch they would otherwise be spread over. Both parts lock with SKIP LOCKED and take only
      * rows that are due and not leased: a row claimed elsewhere, or waiting for its retry, stays where it is. Seed rows
      * of accounts past the cap are not claimed (their locks end with the statement): the next claim starts with them.
+     * The seed skips accounts backing off ({@link #backOff}) and the accounts the claiming instance is still working.
      */
     private static final String CLAIM = """
             with seed as (
-                select delivery_key, account_id, next_attempt_at from webhook_inbox
-                 where processed_at is null and failed_at is null and next_attempt_at <= now()
-                   and (claimed_until is null or claimed_until < now())
-                 order by next_attempt_at
+                select w.delivery_key, w.account_id, w.next_attempt_at from webhook_inbox w
+                 where w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
+                   and (w.claimed_until is null or w.claimed_until < now())
+                   -- an account backing off: its rows, those that arrived since its failure too, wait for it
+                   and not exists (select 1 from inbox_account_backoff b
+                                     where b.account_id = w.account_id and b.retry_at > now())
+                   -- an account this instance is still working: its new rows wait for the claim after that work
+                   and (w.account_id is null or w.account_id <> all(?))
+                 order by w.next_attempt_at
                  limit ?
-                 for update skip locked),
+                 for update of w skip locked),
             seed_accounts as (
                 select account_id, min(next_attempt_at) as first_due from seed
                  where account_id is not null group by account_id
@@ -77,13 +86,20 @@ public class InboxQueue {
      * {@code maxRows} of them (plus the seed's rows without an account), each with a lease and one attempt more.
      */
     public List<InboxRow> claim(String owner, int limit, int maxRows, Duration lease) throws SQLException {
+        return claim(owner, limit, maxRows, lease, Set.of());
+    }
+
+    /** As {@link #claim(String, int, int, Duration)}, leaving out the rows of {@code busyAccounts}. */
+    public List<InboxRow> claim(String owner, int limit, int maxRows, Duration lease, Set<Long> busyAccounts)
+            throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
             int cap = Math.max(maxRows, limit);
-            ps.setInt(1, limit);
-            ps.setInt(2, cap);
+            ps.setArray(1, c.createArrayOf("bigint", busyAccounts.toArray()));
+            ps.setInt(2, limit);
             ps.setInt(3, cap);
-            ps.setString(4, owner);
-            ps.setString(5, lease.toMillis() + " milliseconds");
+            ps.setInt(4, cap);
+            ps.setString(5, owner);
+            ps.setString(6, lease.toMillis() + " milliseconds");
             List<InboxRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -108,7 +124,73 @@ public class InboxQueue {
     }
 
     /**
-     * Schedules another attempt. {@code countAttempt=false} gives the claim back (our own misconfiguration, such as a
+     * Applied, after a reconcile of {@code accountId} committed; the account's backoff, which ran out before the
+     * claim, goes with it (one set since, by another instance's failure, stays).
+     */
+    public int markProcessed(long accountId, Collection<String> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                with over as (delete from inbox_account_backoff where account_id = ? and retry_at <= now())
+                update webhook_inbox set processed_at = now(), claimed_by = null, claimed_until = null,
+                       last_error = null
+                 where delivery_key = any(?) and processed_at is null""")) {
+            ps.setLong(1, accountId);
+            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+            return ps.executeUpdate();
+        }
+    }
+
+    /** What {@link #backOff} did: the account's retry time and the rows it put there. */
+    public record Backoff(Instant retryAt, int claimedRows, int waitingRows) {
+    }
+
+    /**
+     * The account's reconcile failed: the account backs off until {@code delay} from now (or later, if it already
+     * waits longer: a Retry-After is never cut short). Every pending row of the account is put on that time: the
+     * claimed {@code keys} with their lease given back and {@code error}, and the account's other pending rows, not
+     * leased elsewhere, with their attempts and error untouched. Rows of the account that arrive before that time
+     * wait for it too (the claim skips the account). {@code countAttempt=false} also gives the claimed rows' attempt
+     * back (our own misconfiguration, such as a rejected API key, must not use up a delivery's attempts).
+     */
+    public Backoff backOff(long accountId, Collection<String> keys, String error, Duration delay,
+                           boolean countAttempt) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                with b as (
+                    insert into inbox_account_backoff as b (account_id, retry_at)
+                    values (?, now() + ?::interval)
+                    on conflict (account_id) do update set retry_at = greatest(b.retry_at, excluded.retry_at)
+                    returning retry_at),
+                claimed as (
+                    update webhook_inbox w set next_attempt_at = b.retry_at, claimed_by = null, claimed_until = null,
+                           last_error = ?, attempts = greatest(w.attempts - ?, 0)
+                      from b
+                     where w.delivery_key = any(?) and w.processed_at is null
+                    returning 1),
+                waiting as (
+                    update webhook_inbox w set next_attempt_at = b.retry_at
+                      from b
+                     where w.account_id = ? and w.processed_at is null and w.failed_at is null
+                       and w.delivery_key <> all(?)
+                       and (w.claimed_until is null or w.claimed_until < now())
+                    returning 1)
+                select (select retry_at from b), (select count(*) from claimed), (select count(*) from waiting)""")) {
+            Array claimedKeys = c.createArrayOf("text", keys.toArray());
+            ps.setLong(1, accountId);
+            ps.setString(2, delay.toMillis() + " milliseconds");
+            ps.setString(3, truncate(error));
+            ps.setInt(4, countAttempt ? 0 : 1);
+            ps.setArray(5, claimedKeys);
+            ps.setLong(6, accountId);
+            ps.setArray(7, claimedKeys);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Backoff(rs.getTimestamp(1).toInstant(), rs.getInt(2), rs.getInt(3));
+            }
+        }
+    }
+
+    /**
+     * Schedules another attempt of these rows alone (a row's own failure, such as a malformed body, is not its
+     * account's: see {@link #backOff}). {@code countAttempt=false} gives the claim back (our own misconfiguration, such as a
      * rejected API key, must not use up a delivery's attempts).
      */
     public int retryLater(Collection<String> keys, String error, Duration delay, boolean countAttempt)

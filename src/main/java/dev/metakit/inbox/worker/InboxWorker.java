@@ -19,6 +19,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -26,7 +27,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * due rows of the accounts of the next {@code batchSize} due rows, at most {@code claimMaxRows}), settles at once
  * what needs no reconcile (non-trade events), and hands the route one {@link AccountWork} per account with trade
  * events, so a burst of events for one account costs one reconcile. Rows are marked processed only after their
- * reconcile committed; a failure schedules a retry with backoff, and after the last attempt the row is failed.
+ * reconcile committed. A failed reconcile backs the account off: all its pending rows wait for one retry time, and
+ * so do the rows that arrive meanwhile ({@link InboxQueue#backOff}); a row is failed once its own attempts are spent.
+ * An account this instance is still working is left out of its next claims until that work ends (or its lease runs
+ * out), whatever the route does with the drains.
  */
 public class InboxWorker {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
@@ -51,6 +55,8 @@ public class InboxWorker {
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private volatile boolean claimFailing;
+    /** accounts claimed by this instance and not yet completed or failed, with their lease's end (nanoTime) */
+    private final Map<Long, Long> working = new ConcurrentHashMap<>();
 
     public void start() {
         queue = new InboxQueue(dataSource);
@@ -59,10 +65,14 @@ public class InboxWorker {
     }
 
     /** Claims the next batch; returns the accounts to reconcile (possibly none). */
-    public List<AccountWork> claim() throws SQLException {
+    public synchronized List<AccountWork> claim() throws SQLException {
+        long now = System.nanoTime();
+        // work that outlived its lease was lost (a drain cut short): its rows are anyone's again, ours too
+        working.values().removeIf(leaseEnd -> leaseEnd - now <= 0);
         List<InboxRow> rows;
         try {
-            rows = queue.claim(instanceId, batchSize, claimMaxRows, Duration.ofSeconds(leaseSeconds));
+            rows = queue.claim(instanceId, batchSize, claimMaxRows, Duration.ofSeconds(leaseSeconds),
+                    Set.copyOf(working.keySet()));
         } catch (SQLException e) {
             // the poll runs every second: one line per outage, not a stack trace per poll
             if (!claimFailing) {
@@ -110,20 +120,35 @@ public class InboxWorker {
             processed.addAndGet(queue.markProcessed(settled));
         }
         List<AccountWork> work = new ArrayList<>(tradeRows.size());
-        tradeRows.forEach((account, list) ->
-                work.add(new AccountWork(account, list, Hint.from(tradeEventsByAccount.get(account)))));
+        // counted from after the claim: never ends before the rows' lease in the database
+        long leaseEnd = System.nanoTime() + Duration.ofSeconds(leaseSeconds).toNanos();
+        tradeRows.forEach((account, list) -> {
+            work.add(new AccountWork(account, list, Hint.from(tradeEventsByAccount.get(account))));
+            working.put(account, leaseEnd);
+        });
         return work;
     }
 
     /** The account's reconcile committed: its rows are applied. */
     public void completed(AccountWork work) throws SQLException {
-        processed.addAndGet(queue.markProcessed(work.keys()));
+        try {
+            processed.addAndGet(queue.markProcessed(work.accountId(), work.keys()));
+        } finally {
+            working.remove(work.accountId());
+        }
     }
 
-    /** The account's reconcile failed: retry with backoff, or fail the rows once their attempts are spent. */
+    /**
+     * The account's reconcile failed: the rows whose own attempts are spent are failed, and the account backs off,
+     * with every pending row of it (claimed or not) waiting for its retry time.
+     */
     public void failed(AccountWork work, Throwable cause) throws SQLException {
-        accountReconciler.recordFailure(work.accountId(), describe(cause));
-        fail(work.rows(), cause, about(work));
+        try {
+            accountReconciler.recordFailure(work.accountId(), describe(cause));
+            backOff(work, cause);
+        } finally {
+            working.remove(work.accountId());
+        }
     }
 
     /** "account 2, tickets [77, 78]": what a log line about this work names (never a body). */
@@ -133,15 +158,48 @@ public class InboxWorker {
         return "account " + work.accountId() + (tickets.isEmpty() ? "" : ", tickets " + tickets);
     }
 
+    private void backOff(AccountWork work, Throwable cause) {
+        String error = describe(cause);
+        String about = about(work);
+        List<InboxRow> again = new ArrayList<>();
+        List<InboxRow> spent = new ArrayList<>();
+        try {
+            if (cause instanceof MetaKitApiException api && api.unauthorized()) {
+                queue.backOff(work.accountId(), work.keys(), error, Duration.ofMillis(backoffMaxMillis), false);
+                return;
+            }
+            for (InboxRow row : work.rows()) {
+                (retryPolicy.exhausted(row.attempts()) ? spent : again).add(row);
+            }
+            if (!spent.isEmpty()) {
+                failed.addAndGet(queue.markFailed(spent.stream().map(InboxRow::key).toList(), error));
+                for (InboxRow row : spent) {
+                    LOG.warn("Inbox row {} failed after {} attempts ({}): {}", row.key(), row.attempts(), about,
+                            error);
+                }
+            }
+            // the account's delay follows its longest-tried row still going (a Retry-After overrides it)
+            int attempts = again.stream().mapToInt(InboxRow::attempts).max().orElse(work.attempts());
+            Duration delay = retryPolicy.delay(attempts, cause);
+            InboxQueue.Backoff backoff = queue.backOff(work.accountId(), again.stream().map(InboxRow::key).toList(),
+                    error, delay, true);
+            retried.addAndGet(backoff.claimedRows());
+            LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}, {}), {} more of the account's rows wait with"
+                            + " them: {}", backoff.claimedRows(), delay.toMillis(), attempts, maxAttempts, about,
+                    backoff.waitingRows(), error);
+        } catch (SQLException e) {
+            // the lease runs out and the rows are claimed again: nothing is lost
+            LOG.warn("Could not record the failure of {} inbox rows ({}): {}", work.rows().size(), about,
+                    e.getMessage());
+        }
+    }
+
+    /** A row's own failure (its body), not its account's: it alone is retried, or failed once its attempts are spent. */
     private void fail(List<InboxRow> rows, Throwable cause, String about) {
         String error = describe(cause);
         int attempts = rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
         List<String> keys = rows.stream().map(InboxRow::key).toList();
         try {
-            if (cause instanceof MetaKitApiException api && api.unauthorized()) {
-                queue.retryLater(keys, error, Duration.ofMillis(backoffMaxMillis), false);
-                return;
-            }
             if (retryPolicy.exhausted(attempts)) {
                 failed.addAndGet(queue.markFailed(keys, error));
                 for (InboxRow row : rows) {

@@ -16,6 +16,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -87,10 +89,20 @@ class ApiOutageFaultTest {
         metakit.outage(429);
         Pause.until(outageStart + length.toNanos());
         int healthDuring = inbox.healthStatus();
+        long outageEndMicros = TestDatabase.scalar(
+                "select (extract(epoch from clock_timestamp()) * 1000000)::bigint");
         long backlogAtEnd = TestDatabase.scalar(
                 "select count(*) from webhook_inbox where processed_at is null and failed_at is null");
+        int callsBeforeRecovery = metakit.totalCalls();
         metakit.recover();
         long outageEnd = System.nanoTime();
+        // the API's cost of the backlog: calls served from its return until every row received before it is done
+        CompletableFuture<Integer> callsWhenBacklogDone = CompletableFuture.supplyAsync(() -> {
+            await().pollInterval(Duration.ofMillis(20)).atMost(drainPatience.plusSeconds(5)).until(() ->
+                    TestDatabase.scalar("select count(*) from webhook_inbox where processed_at is null"
+                            + " and received_at <= to_timestamp(" + outageEndMicros + " / 1000000.0)") == 0);
+            return metakit.totalCalls();
+        });
         Pause.lasting(Duration.ofSeconds(1));
         List<SignedLoad.Sent> sent = load.stop();
 
@@ -101,18 +113,24 @@ class ApiOutageFaultTest {
         await().atMost(drainPatience).until(() -> TestDatabase.scalar(
                 "select count(*) from webhook_inbox where processed_at is null") == 0);
         long drainMillis = Duration.ofNanos(System.nanoTime() - drainStart).toMillis();
+        int callsAfterRecovery = metakit.totalCalls() - callsBeforeRecovery;
+        int callsForBacklog = callsWhenBacklogDone.get(drainPatience.toSeconds() + 5, TimeUnit.SECONDS)
+                - callsBeforeRecovery;
         Set<String> stored = TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox");
         Set<String> ackedButMissing = new HashSet<>(SignedLoad.ackedKeys(sent));
         ackedButMissing.removeAll(stored);
         System.out.printf("FAULT api-outage %ds: sent=%d statuses=%s; acks before p50=%.1f p99=%.1f ms, during "
                         + "(%d) p50=%.1f p99=%.1f max=%.1f ms; backlog at outage end=%d; health during=%d; drained "
-                        + "%d ms after the load stopped; api calls=%d; max attempts=%d%n",
+                        + "%d ms after the load stopped; api calls=%d; max attempts=%d; api calls after the API came "
+                        + "back=%d (%.3f per backlog row), of which until the backlog was processed=%d (%.3f per "
+                        + "backlog row)%n",
                 length.toSeconds(), sent.size(), SignedLoad.byStatus(sent),
                 SignedLoad.percentileMicros(before, 50) / 1000.0, SignedLoad.percentileMicros(before, 99) / 1000.0,
                 during.size(), SignedLoad.percentileMicros(during, 50) / 1000.0,
                 SignedLoad.percentileMicros(during, 99) / 1000.0, SignedLoad.percentileMicros(during, 100) / 1000.0,
                 backlogAtEnd, healthDuring, drainMillis, metakit.totalCalls(),
-                TestDatabase.scalar("select max(attempts) from webhook_inbox"));
+                TestDatabase.scalar("select max(attempts) from webhook_inbox"), callsAfterRecovery,
+                callsAfterRecovery / (double) backlogAtEnd, callsForBacklog, callsForBacklog / (double) backlogAtEnd);
 
         assertThat(sent).as("every delivery acked, outage or not").allSatisfy(s -> assertThat(s.status())
                 .isEqualTo(200));
@@ -123,6 +141,9 @@ class ApiOutageFaultTest {
         assertThat(SignedLoad.percentileMicros(during, 99)).as("p99 ack during the outage, µs")
                 .isLessThanOrEqualTo(250_000);
         assertThat(ackedButMissing).isEmpty();
+        // per-account backoff: an account's backlog comes due at one retry time and is one reconcile
+        assertThat(callsAfterRecovery).as("API calls after the API came back, for %d backlog rows", backlogAtEnd)
+                .isLessThanOrEqualTo((int) (backlogAtEnd / 10));
         assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
         assertThat(TestDatabase.scalar("select count(*) from positions where status = 'open' and volume = 0.30"))
                 .as("every account converged to the API's state").isEqualTo(ACCOUNTS);

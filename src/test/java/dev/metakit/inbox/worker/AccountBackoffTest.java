@@ -1,0 +1,257 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.metakit.MetaKitApiException;
+import dev.metakit.inbox.reconcile.AccountReconciler;
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static dev.metakit.inbox.worker.WorkerReconcileTest.event;
+import static dev.metakit.inbox.worker.WorkerReconcileTest.scalar;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A failed reconcile backs its account off: every pending row of the account waits for one retry time, rows that
+ * arrive meanwhile wait with them, and a row is failed only on its own attempts. The worker's logic on the test
+ * database (no CamelContext), then the bundle against an API that answers 500.
+ */
+class AccountBackoffTest {
+    private static final MetaKitApiException HTTP_500 = new MetaKitApiException(500, null, "MetaKit API 500");
+
+    @BeforeEach
+    void clean() {
+        TestDatabase.truncateAll();
+    }
+
+    @Test
+    void aFailedReconcilePutsEveryPendingRowOfTheAccountOnOneRetryTimeAndSpendsOnlyTheClaimedRowsAttempts()
+            throws Exception {
+        for (int i = 0; i < 5; i++) {
+            insert("a1-" + i, 1, 100 - i);
+        }
+        insert("a2-0", 2, 50);
+        // a batch of 1 (account 1's oldest row) capped at 3 rows: the claim takes account 1's three oldest rows, and
+        // neither its other two nor account 2
+        InboxWorker worker = worker(w -> {
+            w.setBatchSize(1);
+            w.setClaimMaxRows(3);
+            w.setBackoffBaseMillis(60_000);
+            w.setBackoffMaxMillis(60_000);
+        });
+        AccountWork work = single(worker.claim());
+        assertThat(work.keys()).containsExactlyInAnyOrder("a1-0", "a1-1", "a1-2");
+        insert("a1-late", 1, 0);
+
+        worker.failed(work, HTTP_500);
+
+        assertThat(scalar("select count(distinct next_attempt_at) from webhook_inbox where account_id = 1"))
+                .as("one retry time for the account's six pending rows").isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox w join inbox_account_backoff b using (account_id)"
+                + " where w.next_attempt_at = b.retry_at and b.retry_at > now() + interval '55 seconds'"))
+                .as("the account's retry time, 60 s away").isEqualTo(6);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 1 and attempts = 1"
+                + " and last_error = 'MetaKit API 500' and claimed_by is null")).as("the claimed rows").isEqualTo(3);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 1 and attempts = 0"
+                + " and last_error is null")).as("the rows the claim did not take: nothing spent").isEqualTo(3);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 2 and next_attempt_at < now()"))
+                .as("another account is not touched").isEqualTo(1);
+
+        assertThat(worker.claim()).extracting(AccountWork::accountId).containsExactly(2L);
+    }
+
+    @Test
+    void rowsArrivingDuringTheBackoffWaitForItAndTheAccountsRowsAreThenClaimedTogether() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            insert("a1-" + i, 1, 100 - i);
+        }
+        InboxWorker worker = worker(w -> {
+            w.setBackoffBaseMillis(2_000);
+            w.setBackoffMaxMillis(2_000);
+        });
+        worker.failed(single(worker.claim()), HTTP_500);
+        // due by its own next_attempt_at, and the oldest row in the inbox: the account's retry time holds it back
+        insert("a1-new", 1, 1_000);
+        insert("a2-new", 2, 0);
+
+        assertThat(worker.claim()).extracting(AccountWork::accountId).containsExactly(2L);
+        assertThat(scalar("select attempts from webhook_inbox where delivery_key = 'a1-new'")).isZero();
+
+        AtomicReference<List<AccountWork>> retry = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            retry.set(worker.claim());
+            return !retry.get().isEmpty();
+        });
+        AccountWork again = single(retry.get());
+        assertThat(again.accountId()).isEqualTo(1L);
+        assertThat(again.rows()).extracting(InboxRow::key, InboxRow::attempts).containsExactlyInAnyOrder(
+                org.assertj.core.groups.Tuple.tuple("a1-0", 2), org.assertj.core.groups.Tuple.tuple("a1-1", 2),
+                org.assertj.core.groups.Tuple.tuple("a1-2", 2), org.assertj.core.groups.Tuple.tuple("a1-new", 1));
+
+        worker.completed(again);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 1 and processed_at is null")).isZero();
+        assertThat(scalar("select count(*) from inbox_account_backoff")).as("the backoff ended with it").isZero();
+    }
+
+    @Test
+    void aRowIsFailedOnlyWhenItsOwnAttemptsAreSpent() throws Exception {
+        insert("old", 1, 100);
+        insert("young", 1, 50);
+        WorkerReconcileTest.exec("update webhook_inbox set attempts = 1 where delivery_key = 'old'");
+        InboxWorker worker = worker(w -> {
+            w.setMaxAttempts(2);
+            w.setBackoffBaseMillis(200);
+            w.setBackoffMaxMillis(200);
+        });
+        AccountWork first = single(worker.claim());
+        assertThat(first.rows()).extracting(InboxRow::key, InboxRow::attempts).containsExactlyInAnyOrder(
+                org.assertj.core.groups.Tuple.tuple("old", 2), org.assertj.core.groups.Tuple.tuple("young", 1));
+
+        worker.failed(first, HTTP_500);
+
+        assertThat(scalar("select count(*) from webhook_inbox where delivery_key = 'old' and failed_at is not null"))
+                .isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox where delivery_key = 'young' and failed_at is null"
+                + " and next_attempt_at = (select retry_at from inbox_account_backoff where account_id = 1)"))
+                .as("the younger row waits for the account's retry").isEqualTo(1);
+        assertThat(worker.failedCount()).isEqualTo(1);
+
+        AtomicReference<List<AccountWork>> retry = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
+            retry.set(worker.claim());
+            return !retry.get().isEmpty();
+        });
+        assertThat(single(retry.get()).rows()).extracting(InboxRow::key, InboxRow::attempts)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("young", 2));
+        worker.failed(single(retry.get()), HTTP_500);
+        assertThat(scalar("select count(*) from webhook_inbox where failed_at is not null and attempts = 2"))
+                .isEqualTo(2);
+    }
+
+    @Test
+    void retryAfterSetsTheAccountsRetryTimeAndAShorterDelayNeverCutsItShort() throws Exception {
+        insert("a1-0", 1, 10);
+        InboxWorker worker = worker(w -> w.setBackoffBaseMillis(100));
+        worker.failed(single(worker.claim()), new MetaKitApiException(429, Duration.ofSeconds(30), "MetaKit API 429"));
+        assertThat(scalar("select count(*) from inbox_account_backoff where retry_at > now() + interval '25 seconds'"))
+                .isEqualTo(1);
+
+        InboxQueue.Backoff shorter = new InboxQueue(TestDatabase.dataSource())
+                .backOff(1, List.of(), "another failure", Duration.ofMillis(100), true);
+        assertThat(shorter.retryAt()).isAfter(Instant.now().plusSeconds(25));
+        assertThat(shorter.waitingRows()).isEqualTo(1);
+    }
+
+    @Test
+    void anInstanceDoesNotClaimAnAccountAgainWhileItIsStillWorkingIt() throws Exception {
+        insert("a1-0", 1, 10);
+        InboxWorker worker = worker(w -> { });
+        AccountWork working = single(worker.claim());
+        insert("a1-1", 1, 0);
+        insert("a2-0", 2, 0);
+
+        assertThat(worker.claim()).extracting(AccountWork::accountId).containsExactly(2L);
+        assertThat(worker.claim()).isEmpty();
+
+        worker.completed(working);
+        assertThat(worker.claim()).extracting(AccountWork::keys).containsExactly(List.of("a1-1"));
+    }
+
+    @Test
+    void anAccountWhoseWorkOutlivedItsLeaseIsClaimedAgainWithItsRows() throws Exception {
+        insert("a1-0", 1, 10);
+        InboxWorker worker = worker(w -> w.setLeaseSeconds(1));
+        single(worker.claim());
+        insert("a1-1", 1, 0);
+        assertThat(worker.claim()).isEmpty();
+
+        // nothing completes or fails the work: once its lease is over, both rows are claimed again, by anyone
+        Map<String, Integer> attempts = new java.util.concurrent.ConcurrentHashMap<>();
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            worker.claim().forEach(w -> w.rows().forEach(r -> attempts.put(r.key(), r.attempts())));
+            return attempts.size() == 2;
+        });
+        assertThat(attempts).containsEntry("a1-0", 2).containsEntry("a1-1", 1);
+    }
+
+    @Test
+    void whileTheApiAnswers500AnAccountCostsOneCallPerRetryNotOnePerDeliveryAndItsBacklogOneReconcileAfter()
+            throws Exception {
+        try (FakeMetaKit metakit = new FakeMetaKit()) {
+            metakit.open(1, 100, "0.10", "0", "0", Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60));
+            metakit.outage(500);
+            try (RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of(
+                    "metakit.worker.backoff-base-millis", "1000",
+                    "metakit.worker.backoff-max-millis", "1000",
+                    "metakit.worker.max-attempts", "100"))) {
+                long start = System.nanoTime();
+                for (int i = 0; i < 12; i++) {
+                    // distinct bodies (created_at): each one a new delivery
+                    assertThat(inbox.postSigned(event("position.modified", 1, 100), "position.modified")
+                            .statusCode()).isEqualTo(200);
+                    await().pollDelay(Duration.ofMillis(250)).atMost(Duration.ofSeconds(5)).until(() -> true);
+                }
+                int callsDuringOutage = accountCalls(metakit);
+                double outageSeconds = (System.nanoTime() - start) / 1e9;
+                metakit.open(1, 100, "0.30", "0", "0",
+                        Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60));
+                metakit.recover();
+                await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() ->
+                        scalar("select count(*) from webhook_inbox where processed_at is null") == 0);
+                int callsAfter = accountCalls(metakit) - callsDuringOutage;
+
+                // each retry is at least 1 s after the failure before it: 12 deliveries over about 3 s are a few calls
+                assertThat(callsDuringOutage).as("calls during %.1f s of outage", outageSeconds)
+                        .isPositive().isLessThanOrEqualTo((int) Math.ceil(outageSeconds) + 1);
+                assertThat(callsAfter).as("the account's 12 waiting rows: one reconcile").isLessThanOrEqualTo(2);
+                assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null")).isEqualTo(12);
+                assertThat(scalar("select count(*) from positions where volume = 0.30")).isEqualTo(1);
+            }
+        }
+    }
+
+    /** the reconciles' calls, not the status watch's */
+    private static int accountCalls(FakeMetaKit metakit) {
+        return metakit.calls("positions") + metakit.calls("deals");
+    }
+
+    private static AccountWork single(List<AccountWork> work) {
+        assertThat(work).hasSize(1);
+        return work.get(0);
+    }
+
+    private static InboxWorker worker(java.util.function.Consumer<InboxWorker> settings) {
+        InboxWorker worker = new InboxWorker();
+        worker.setDataSource(TestDatabase.dataSource());
+        worker.setAccountReconciler(new AccountReconciler(TestDatabase.dataSource()));
+        worker.setInstanceId("account-backoff-test");
+        settings.accept(worker);
+        worker.start();
+        return worker;
+    }
+
+    /** A pending trade-event row of {@code account}, due {@code ageSeconds} ago. */
+    private static void insert(String key, long account, int ageSeconds) throws Exception {
+        try (Connection c = TestDatabase.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+                "insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
+                        + " values (?, 'position.modified', ?, ?, now() - ? * interval '1 second')")) {
+            ps.setString(1, key);
+            ps.setLong(2, account);
+            ps.setString(3, new String(event("position.modified", account, 100 + account), StandardCharsets.UTF_8));
+            ps.setInt(4, ageSeconds);
+            ps.executeUpdate();
+        }
+    }
+}
