@@ -150,10 +150,12 @@ class ThreeInstancesBehindProxyIT {
         long duplicateAnswers = sent.stream().filter(s -> "duplicate".equals(s.answer())).count();
         List<Run> runs = periodicRuns();
         System.out.printf("SCALE three instances: sent=%d (keys %d, of which %d sent to 4 addresses at once) "
-                        + "statuses=%s stored-answers=%d duplicate-answers=%d rows=%d acked-but-missing=%d "
+                        + "statuses=%s (no answer through the proxy %d) stored-answers=%d duplicate-answers=%d rows=%d acked-but-missing=%d "
                         + "proxy connections=%d/%d/%d refused=%d; killed %s holding %d rows, taken over in %d ms "
                         + "(lease %d s); periodic runs %s; one account worked by two instances at once %d times%n",
-                sent.size(), byKey.size(), duplicated, SignedLoad.byStatus(sent), storedAnswers, duplicateAnswers,
+                sent.size(), byKey.size(), duplicated, SignedLoad.byStatus(sent),
+                sent.stream().filter(s -> s.status() == -1 && s.target().equals(proxy.webhookUri())).count(),
+                storedAnswers, duplicateAnswers,
                 stored.size(), ackedButMissing.size(), proxy.connections(0), proxy.connections(1),
                 proxy.connections(2), proxy.refusedConnects(), victim[0], orphans.size(), takeoverMillis,
                 LEASE_SECONDS, runs, InboxAudit.accountOverlaps());
