@@ -27,6 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * what needs no reconcile (non-trade events), and hands the route one {@link AccountWork} per account with trade
  * events, so a burst of events for one account costs one reconcile. Rows are marked processed only after their
  * reconcile committed; a failure schedules a retry with backoff, and after the last attempt the row is failed.
+ * While rows are being worked their lease is renewed every third of it, so a drain longer than the lease (a slow
+ * API, a large claim) is not taken over by another instance; rows of an instance that died are, once it runs out.
  */
 public class InboxWorker {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
@@ -47,6 +49,11 @@ public class InboxWorker {
     private RetryPolicy retryPolicy;
     private final MetaKitJson json = new MetaKitJson();
 
+    /** the rows claimed and not settled yet: what the lease renewal extends */
+    private final Set<String> held = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private java.util.concurrent.ScheduledExecutorService leaseRenewal;
+    private volatile boolean renewalFailing;
+
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
@@ -56,6 +63,38 @@ public class InboxWorker {
         queue = new InboxQueue(dataSource);
         trade = new TradeEvents(tradeEvents);
         retryPolicy = new RetryPolicy(maxAttempts, Duration.ofMillis(backoffBaseMillis), Duration.ofMillis(backoffMaxMillis));
+        leaseRenewal = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "metakit-lease-renewal");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = Math.max(100, leaseSeconds * 1000 / 3);
+        leaseRenewal.scheduleWithFixedDelay(this::renewLeases, every, every, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    public void stop() {
+        if (leaseRenewal != null) {
+            leaseRenewal.shutdownNow();
+        }
+    }
+
+    void renewLeases() {
+        if (held.isEmpty()) {
+            return;
+        }
+        try {
+            queue.renew(instanceId, List.copyOf(held), Duration.ofSeconds(leaseSeconds));
+            if (renewalFailing) {
+                LOG.info("Worker renews its leases again");
+                renewalFailing = false;
+            }
+        } catch (SQLException | RuntimeException e) {
+            // the next renewal tries again; if the leases run out meanwhile, another instance may take the rows over
+            if (!renewalFailing) {
+                LOG.warn("Worker cannot renew the lease of {} inbox rows (retrying): {}", held.size(), e.getMessage());
+                renewalFailing = true;
+            }
+        }
     }
 
     /** Claims the next batch; returns the accounts to reconcile (possibly none). */
@@ -112,18 +151,27 @@ public class InboxWorker {
         List<AccountWork> work = new ArrayList<>(tradeRows.size());
         tradeRows.forEach((account, list) ->
                 work.add(new AccountWork(account, list, Hint.from(tradeEventsByAccount.get(account)))));
+        work.forEach(w -> held.addAll(w.keys()));
         return work;
     }
 
     /** The account's reconcile committed: its rows are applied. */
     public void completed(AccountWork work) throws SQLException {
-        processed.addAndGet(queue.markProcessed(work.keys()));
+        try {
+            processed.addAndGet(queue.markProcessed(work.keys()));
+        } finally {
+            work.keys().forEach(held::remove);
+        }
     }
 
     /** The account's reconcile failed: retry with backoff, or fail the rows once their attempts are spent. */
     public void failed(AccountWork work, Throwable cause) throws SQLException {
-        accountReconciler.recordFailure(work.accountId(), describe(cause));
-        fail(work.rows(), cause, about(work));
+        try {
+            accountReconciler.recordFailure(work.accountId(), describe(cause));
+            fail(work.rows(), cause, about(work));
+        } finally {
+            work.keys().forEach(held::remove);
+        }
     }
 
     /** "account 2, tickets [77, 78]": what a log line about this work names (never a body). */

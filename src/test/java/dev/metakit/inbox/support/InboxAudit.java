@@ -86,6 +86,37 @@ public final class InboxAudit implements AutoCloseable {
                    and a.from_at < b.to_at and b.from_at < a.to_at""");
     }
 
+    /** The longest a claim held a row before the same instance marked it processed, in milliseconds. */
+    public static long longestHoldMillis() {
+        return TestDatabase.scalar("""
+                select coalesce(max(extract(epoch from p.at - c.at) * 1000), 0)::bigint
+                  from test_inbox_audit c join test_inbox_audit p
+                    on p.delivery_key = c.delivery_key and p.kind = 'processed' and p.instance = c.instance
+                 where c.kind = 'claim'""");
+    }
+
+    /** What happened to these rows, one line per event: for a failure message. */
+    public static String history(java.util.Collection<String> keys) {
+        StringBuilder out = new StringBuilder();
+        try (Connection c = TestDatabase.dataSource().getConnection();
+             java.sql.PreparedStatement ps = c.prepareStatement("""
+                     select delivery_key, kind, instance, account_id, claimed_by, at, tx_at, prev_claimed_by,
+                            prev_until, lease_live
+                       from test_inbox_audit where delivery_key = any(?) order by delivery_key, seq""")) {
+            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    for (int i = 1; i <= 10; i++) {
+                        out.append(i == 1 ? "\n" : " ").append(rs.getString(i));
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            out.append("(no history: ").append(e.getMessage()).append(')');
+        }
+        return out.toString();
+    }
+
     @Override
     public void close() {
         exec("drop trigger if exists test_inbox_audit on webhook_inbox");

@@ -152,13 +152,13 @@ class ThreeInstancesBehindProxyIT {
         System.out.printf("SCALE three instances: sent=%d (keys %d, of which %d sent to 4 addresses at once) "
                         + "statuses=%s (no answer through the proxy %d) stored-answers=%d duplicate-answers=%d rows=%d acked-but-missing=%d "
                         + "proxy connections=%d/%d/%d refused=%d; killed %s holding %d rows, taken over in %d ms "
-                        + "(lease %d s); periodic runs %s; one account worked by two instances at once %d times%n",
+                        + "(lease %d s, longest hold %d ms); periodic runs %s; one account worked by two instances at once %d times%n",
                 sent.size(), byKey.size(), duplicated, SignedLoad.byStatus(sent),
                 sent.stream().filter(s -> s.status() == -1 && s.target().equals(proxy.webhookUri())).count(),
                 storedAnswers, duplicateAnswers,
                 stored.size(), ackedButMissing.size(), proxy.connections(0), proxy.connections(1),
                 proxy.connections(2), proxy.refusedConnects(), victim[0], orphans.size(), takeoverMillis,
-                LEASE_SECONDS, runs, InboxAudit.accountOverlaps());
+                LEASE_SECONDS, InboxAudit.longestHoldMillis(), runs, InboxAudit.accountOverlaps());
 
         // dedupe is exact across instances: nothing acked is missing, nothing stored that no client sent, and of
         // the copies of one delivery racing on different instances exactly one was stored
@@ -197,9 +197,12 @@ class ThreeInstancesBehindProxyIT {
                 .as("claims of a row under another instance's live lease").isZero();
         assertThat(scalar("select count(*) from (select delivery_key from test_inbox_audit where kind = 'processed'"
                 + " group by 1 having count(*) = 1) p")).as("rows processed exactly once").isEqualTo(stored.size());
-        assertThat(TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from test_inbox_audit"
-                + " where kind = 'claim' group by 1 having count(*) <> 1"))
-                .as("rows claimed more than once").isEqualTo(orphans);
+        Set<String> claimedAgain = TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from"
+                + " test_inbox_audit where kind = 'claim' group by 1 having count(*) <> 1");
+        Set<String> unexpected = new HashSet<>(claimedAgain);
+        unexpected.removeAll(orphans);
+        assertThat(claimedAgain).as(() -> "rows claimed more than once; history of some others:"
+                + InboxAudit.history(unexpected.stream().limit(5).toList())).isEqualTo(orphans);
         assertThat(scalar("select count(*) from test_inbox_audit c join test_inbox_audit p using (delivery_key)"
                 + " where c.kind = 'claim' and c.prev_claimed_by is not null and p.kind = 'processed'"
                 + " and p.instance <> '" + victim[0] + "' and c.instance = p.instance"
