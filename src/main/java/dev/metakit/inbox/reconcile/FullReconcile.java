@@ -9,7 +9,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code routes/reconcile.camel.yaml}: {@link #begin} lists the accounts and opens a {@code reconcile_runs} row, the
  * route reconciles them with bounded concurrency, each one reporting back for the progress line, and
  * {@link #finish} records the run's figures. Periodic runs happen once per period across all instances on one
- * database: a run starts only if no other instance started one within the last 90% of the period.
+ * database: a run starts only if no other instance started one within the last 90% of the period, by the database's
+ * clock.
  */
 public class FullReconcile {
     private static final Logger LOG = LoggerFactory.getLogger(FullReconcile.class);
@@ -134,14 +134,15 @@ public class FullReconcile {
                         lock.setLong(1, PERIODIC_LOCK);
                         lock.execute();
                     }
-                    try (PreparedStatement last = c.prepareStatement(
-                            "select max(started_at) from reconcile_runs where trigger = ?")) {
+                    // the database's clock on both sides of the comparison (started_at is its now()): the instances'
+                    // own clocks may be off from it and from each other by more than a tenth of a period
+                    try (PreparedStatement last = c.prepareStatement("select exists (select 1 from reconcile_runs"
+                            + " where trigger = ? and started_at > now() - ?::interval)")) {
                         last.setString(1, PERIODIC);
+                        last.setString(2, intervalMillis * 9 / 10 + " milliseconds");
                         try (ResultSet rs = last.executeQuery()) {
                             rs.next();
-                            Timestamp at = rs.getTimestamp(1);
-                            if (at != null && Duration.between(at.toInstant(), Instant.now()).toMillis()
-                                    < intervalMillis * 9 / 10) {
+                            if (rs.getBoolean(1)) {
                                 c.commit();
                                 return null;
                             }

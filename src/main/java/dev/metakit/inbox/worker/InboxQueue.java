@@ -115,6 +115,22 @@ public class InboxQueue {
         }
     }
 
+    /**
+     * Extends the lease of the rows {@code owner} still holds (claimed by it, not processed): an instance working on
+     * rows longer than the lease keeps them; one that died stops renewing and its rows are claimed again once the
+     * lease runs out. Returns how many leases were extended.
+     */
+    public int renew(String owner, Collection<String> keys, Duration lease) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update webhook_inbox set claimed_until = now() + ?::interval
+                 where delivery_key = any(?) and claimed_by = ? and processed_at is null""")) {
+            ps.setString(1, lease.toMillis() + " milliseconds");
+            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+            ps.setString(3, owner);
+            return ps.executeUpdate();
+        }
+    }
+
     /** Applied: only called once the reconcile these rows rang for has committed. */
     public int markProcessed(Collection<String> keys) throws SQLException {
         return update("""

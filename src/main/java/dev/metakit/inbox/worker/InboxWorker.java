@@ -20,6 +20,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -29,11 +32,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * events, so a burst of events for one account costs one reconcile. Rows are marked processed only after their
  * reconcile committed. A failed reconcile backs the account off: all its pending rows wait for one retry time, and
  * so do the rows that arrive meanwhile ({@link InboxQueue#backOff}); a row is failed once its own attempts are spent.
- * An account this instance is still working is left out of its next claims until that work ends (or its lease runs
- * out), whatever the route does with the drains.
+ * While rows are being worked their lease is renewed every third of it, so a drain longer than the lease (a slow
+ * API, a large claim) is not taken over by another instance; rows of an instance that died are, once it runs out.
+ * An account this instance is still working is left out of its next claims until that work ends. Work that never
+ * ends (a drain cut short) is given up after {@value #MAX_HOLD_LEASES} leases: no longer renewed nor kept out.
  */
 public class InboxWorker {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
+    static final int MAX_HOLD_LEASES = 10;
 
     private DataSource dataSource;
     private AccountReconciler accountReconciler;
@@ -51,6 +57,11 @@ public class InboxWorker {
     private RetryPolicy retryPolicy;
     private final MetaKitJson json = new MetaKitJson();
 
+    /** the rows claimed and not settled yet, with when to give them up (nanoTime): what the lease renewal extends */
+    private final Map<String, Long> held = new ConcurrentHashMap<>();
+    private ScheduledExecutorService leaseRenewal;
+    private volatile boolean renewalFailing;
+
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
@@ -62,13 +73,47 @@ public class InboxWorker {
         queue = new InboxQueue(dataSource);
         trade = new TradeEvents(tradeEvents);
         retryPolicy = new RetryPolicy(maxAttempts, Duration.ofMillis(backoffBaseMillis), Duration.ofMillis(backoffMaxMillis));
+        leaseRenewal = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "metakit-lease-renewal");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = Math.max(100, leaseSeconds * 1000 / 3);
+        leaseRenewal.scheduleWithFixedDelay(this::renewLeases, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    public void stop() {
+        if (leaseRenewal != null) {
+            leaseRenewal.shutdownNow();
+        }
+    }
+
+    void renewLeases() {
+        long now = System.nanoTime();
+        held.values().removeIf(giveUp -> giveUp - now <= 0);
+        if (held.isEmpty()) {
+            return;
+        }
+        try {
+            queue.renew(instanceId, List.copyOf(held.keySet()), Duration.ofSeconds(leaseSeconds));
+            if (renewalFailing) {
+                LOG.info("Worker renews its leases again");
+                renewalFailing = false;
+            }
+        } catch (SQLException | RuntimeException e) {
+            // the next renewal tries again; if the leases run out meanwhile, another instance may take the rows over
+            if (!renewalFailing) {
+                LOG.warn("Worker cannot renew the lease of {} inbox rows (retrying): {}", held.size(), e.getMessage());
+                renewalFailing = true;
+            }
+        }
     }
 
     /** Claims the next batch; returns the accounts to reconcile (possibly none). */
     public synchronized List<AccountWork> claim() throws SQLException {
         long now = System.nanoTime();
-        // work that outlived its lease was lost (a drain cut short): its rows are anyone's again, ours too
-        working.values().removeIf(leaseEnd -> leaseEnd - now <= 0);
+        // work held past its limit was lost (a drain cut short): no longer renewed, its rows are anyone's again, ours too
+        working.values().removeIf(giveUp -> giveUp - now <= 0);
         List<InboxRow> rows;
         try {
             rows = queue.claim(instanceId, batchSize, claimMaxRows, Duration.ofSeconds(leaseSeconds),
@@ -121,10 +166,15 @@ public class InboxWorker {
         }
         List<AccountWork> work = new ArrayList<>(tradeRows.size());
         // counted from after the claim: never ends before the rows' lease in the database
-        long leaseEnd = System.nanoTime() + Duration.ofSeconds(leaseSeconds).toNanos();
+        long lease = Duration.ofSeconds(leaseSeconds).toNanos();
+        long giveUp = System.nanoTime() + lease * MAX_HOLD_LEASES;
+        // the renewals stop a lease earlier, so the rows are free in the database when the account is given up
+        long lastRenewal = giveUp - lease;
         tradeRows.forEach((account, list) -> {
-            work.add(new AccountWork(account, list, Hint.from(tradeEventsByAccount.get(account))));
-            working.put(account, leaseEnd);
+            AccountWork w = new AccountWork(account, list, Hint.from(tradeEventsByAccount.get(account)));
+            work.add(w);
+            working.put(account, giveUp);
+            w.keys().forEach(k -> held.put(k, lastRenewal));
         });
         return work;
     }
@@ -135,6 +185,7 @@ public class InboxWorker {
             processed.addAndGet(queue.markProcessed(work.accountId(), work.keys()));
         } finally {
             working.remove(work.accountId());
+            work.keys().forEach(held::remove);
         }
     }
 
@@ -148,6 +199,7 @@ public class InboxWorker {
             backOff(work, cause);
         } finally {
             working.remove(work.accountId());
+            work.keys().forEach(held::remove);
         }
     }
 

@@ -21,11 +21,16 @@ import java.util.stream.Collectors;
 /**
  * Client threads that send unique, correctly signed deliveries until stopped, each thread paced to a fixed rate, and
  * record every answer (or transport error) with its delivery key and timing: what the fault tests check the inbox
- * against. Each delivery names one of {@code accounts} accounts (1..n), round robin.
+ * against. Each delivery names one of {@code accounts} accounts (1..n), round robin. With {@link #duplicating} some
+ * deliveries are also sent, at the same moment and byte for byte, to other addresses: a retry racing its original.
  */
 public final class SignedLoad implements AutoCloseable {
-    /** One request: its key, the status (-1: no answer, the connection failed) and when it ran. */
-    public record Sent(String key, long account, int status, long startNanos, long endNanos) {
+    /**
+     * One request: its key, the status (-1: no answer, the connection failed), when it ran, where it went and the
+     * answer's body (null without an answer).
+     */
+    public record Sent(String key, long account, int status, long startNanos, long endNanos, URI target,
+                       String answer) {
         public boolean acked() {
             return status >= 200 && status < 300;
         }
@@ -46,6 +51,8 @@ public final class SignedLoad implements AutoCloseable {
     private final ConcurrentLinkedQueue<Sent> sent = new ConcurrentLinkedQueue<>();
     private final List<Thread> workers = new ArrayList<>();
     private volatile boolean running;
+    private int duplicateEvery;
+    private List<URI> duplicateTargets = List.of();
 
     /**
      * @param perThreadRate requests per second per thread (0: as fast as answers come)
@@ -56,6 +63,16 @@ public final class SignedLoad implements AutoCloseable {
         this.threads = threads;
         this.intervalNanos = perThreadRate <= 0 ? 0 : TimeUnit.SECONDS.toNanos(1) / perThreadRate;
         this.accounts = accounts;
+    }
+
+    /**
+     * Every {@code every}-th delivery is sent to each of {@code targets} as well, all copies at once (the same body
+     * and signature header, so the same delivery key), each copy recorded as its own {@link Sent}.
+     */
+    public SignedLoad duplicating(int every, List<URI> targets) {
+        this.duplicateEvery = every;
+        this.duplicateTargets = List.copyOf(targets);
+        return this;
     }
 
     public SignedLoad start() {
@@ -78,22 +95,29 @@ public final class SignedLoad implements AutoCloseable {
                     + account * 100 + ",\"n\":" + n + "}}").getBytes(StandardCharsets.UTF_8);
             long t = System.currentTimeMillis() / 1000;
             String v1 = TestSignatures.v1(secret, t, body);
-            HttpRequest request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(10))
-                    .header("Content-Type", "application/json")
-                    .header("X-MetaKit-Event", "position.modified")
-                    .header("X-MetaKit-Signature", "t=" + t + ",v1=" + v1)
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+            String key = t + ":" + v1;
+            List<java.util.concurrent.CompletableFuture<Sent>> copies = new ArrayList<>();
+            if (duplicateEvery > 0 && n % duplicateEvery == 0) {
+                for (URI copy : duplicateTargets) {
+                    long start = System.nanoTime();
+                    copies.add(http.sendAsync(request(copy, t, v1, body), HttpResponse.BodyHandlers.ofString())
+                            .handle((r, error) -> sent(key, account, copy, start, r)));
+                }
+            }
             long start = System.nanoTime();
-            int status;
+            HttpResponse<String> response;
             try {
-                status = http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+                response = http.send(request(target, t, v1, body), HttpResponse.BodyHandlers.ofString());
             } catch (IOException e) {
-                status = -1;
+                response = null;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             }
-            sent.add(new Sent(t + ":" + v1, account, status, start, System.nanoTime()));
+            Sent primary = sent(key, account, target, start, response);
+            sent.add(primary);
+            int status = primary.status();
+            copies.forEach(c -> sent.add(c.join()));
             if (intervalNanos > 0) {
                 // pacing, not waiting for a condition: the next slot of this thread's fixed rate
                 next += intervalNanos;
@@ -108,6 +132,21 @@ public final class SignedLoad implements AutoCloseable {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
             }
         }
+    }
+
+    private static HttpRequest request(URI to, long t, String v1, byte[] body) {
+        return HttpRequest.newBuilder(to).timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .header("X-MetaKit-Event", "position.modified")
+                .header("X-MetaKit-Signature", "t=" + t + ",v1=" + v1)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+    }
+
+    /** What one copy got: its status and body, or -1 when the connection failed (response null). */
+    private static Sent sent(String key, long account, URI to, long start, HttpResponse<String> response) {
+        long end = System.nanoTime();
+        return response == null ? new Sent(key, account, -1, start, end, to, null)
+                : new Sent(key, account, response.statusCode(), start, end, to, response.body());
     }
 
     /** Stops the threads and waits for their requests in flight to be answered. */

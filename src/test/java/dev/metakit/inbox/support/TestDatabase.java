@@ -61,6 +61,15 @@ public final class TestDatabase {
         return jdbcUrl;
     }
 
+    /**
+     * {@link #jdbcUrl()} with the connections named (PostgreSQL's {@code application_name}): how a test tells which
+     * of several instances on one database did what.
+     */
+    public static String jdbcUrl(String applicationName) {
+        String url = jdbcUrl();
+        return url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + applicationName;
+    }
+
     public static String user() {
         dataSource();
         return user;

@@ -63,4 +63,26 @@ class InboxQueueClaimTest {
                 .containsExactly("k8");
         assertThat(queue.claim("test", 10, 100, Duration.ofSeconds(30))).isEmpty();
     }
+
+    @Test
+    void aRenewedLeaseKeepsItsRowsFromOtherInstancesAndOnlyItsOwnerCanRenewIt() throws Exception {
+        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body) values"
+                    + " ('k1', 'position.opened', 1, 'x'), ('k2', 'position.opened', 2, 'y')");
+        }
+        InboxQueue queue = new InboxQueue(TestDatabase.dataSource());
+        assertThat(queue.claim("a", 10, Duration.ofMillis(300))).hasSize(2);
+
+        assertThat(queue.renew("a", List.of("k1"), Duration.ofMinutes(1))).isEqualTo(1);
+        assertThat(queue.renew("b", List.of("k2"), Duration.ofMinutes(1))).as("not b's to renew").isZero();
+
+        // k2's lease runs out and another instance takes it; k1's was renewed and stays with its owner
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
+                TestDatabase.scalar("select count(*) from webhook_inbox where claimed_until < now()") == 1);
+        assertThat(queue.claim("b", 10, Duration.ofMinutes(1))).extracting(InboxRow::key).containsExactly("k2");
+        assertThat(queue.renew("a", List.of("k1", "k2"), Duration.ofMinutes(1)))
+                .as("a's lease on k2 ended when b claimed it").isEqualTo(1);
+        queue.markProcessed(List.of("k1"));
+        assertThat(queue.renew("a", List.of("k1"), Duration.ofMinutes(1))).as("processed rows hold no lease").isZero();
+    }
 }

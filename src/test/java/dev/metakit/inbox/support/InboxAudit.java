@@ -1,0 +1,136 @@
+package dev.metakit.inbox.support;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * Who did what in the inbox, recorded by triggers on the test database while several instances share it: every claim
+ * of a row (with whether another claim's lease on it was still running), every row marked processed, and every
+ * {@code reconcile_runs} row opened, each with the {@code application_name} of the connection that did it (see
+ * {@link TestDatabase#jdbcUrl(String)}). Test-only tables, dropped again by {@link #close()}.
+ */
+public final class InboxAudit implements AutoCloseable {
+
+    public static InboxAudit install() {
+        InboxAudit audit = new InboxAudit();
+        audit.close();
+        exec("""
+                create table test_inbox_audit (
+                    seq           bigserial   primary key,
+                    delivery_key  text        not null,
+                    kind          text        not null,
+                    instance      text        not null,
+                    claimed_by    text,
+                    account_id    bigint,
+                    at            timestamptz not null default clock_timestamp(),
+                    -- one claim statement's rows share it
+                    tx_at         timestamptz not null default now(),
+                    prev_claimed_by text,
+                    prev_until    timestamptz,
+                    -- a claim while an unexpired lease of another claim held the row: the row worked twice at once
+                    lease_live    boolean     not null default false)""");
+        exec("""
+                create table test_run_audit (
+                    run_id   bigint primary key,
+                    instance text   not null)""");
+        exec("""
+                create function test_inbox_audit() returns trigger language plpgsql as $$
+                begin
+                    if new.attempts > old.attempts then
+                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, claimed_by,
+                                                      prev_claimed_by, prev_until, lease_live)
+                        values (new.delivery_key, 'claim', current_setting('application_name'), new.account_id,
+                                new.claimed_by,
+                                old.claimed_by, old.claimed_until,
+                                old.claimed_by is not null and old.claimed_until >= now());
+                    end if;
+                    if new.processed_at is not null and old.processed_at is null then
+                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by)
+                        values (new.delivery_key, 'processed', current_setting('application_name'), new.account_id,
+                                old.claimed_by);
+                    end if;
+                    return new;
+                end $$""");
+        exec("""
+                create trigger test_inbox_audit after update on webhook_inbox
+                   for each row execute function test_inbox_audit()""");
+        exec("""
+                create function test_run_audit() returns trigger language plpgsql as $$
+                begin
+                    insert into test_run_audit values (new.run_id, current_setting('application_name'));
+                    return new;
+                end $$""");
+        exec("""
+                create trigger test_run_audit after insert on reconcile_runs
+                   for each row execute function test_run_audit()""");
+        return audit;
+    }
+
+    /**
+     * How often two instances worked the same account at once (different rows of it: a claim takes an account's due
+     * rows, and rows that arrive meanwhile are due for anyone), counted as overlapping pairs of one instance's claim
+     * of an account until the last of those rows was processed.
+     */
+    public static long accountOverlaps() {
+        return TestDatabase.scalar("""
+                with spans as (
+                    select c.instance, c.account_id, c.tx_at, min(c.at) as from_at, max(p.at) as to_at
+                      from test_inbox_audit c
+                      join test_inbox_audit p on p.delivery_key = c.delivery_key and p.kind = 'processed'
+                                             and p.instance = c.instance
+                     where c.kind = 'claim'
+                     group by 1, 2, 3)
+                select count(*) from spans a join spans b
+                    on a.account_id = b.account_id and a.instance < b.instance
+                   and a.from_at < b.to_at and b.from_at < a.to_at""");
+    }
+
+    /** The longest a claim held a row before the same instance marked it processed, in milliseconds. */
+    public static long longestHoldMillis() {
+        return TestDatabase.scalar("""
+                select coalesce(max(extract(epoch from p.at - c.at) * 1000), 0)::bigint
+                  from test_inbox_audit c join test_inbox_audit p
+                    on p.delivery_key = c.delivery_key and p.kind = 'processed' and p.instance = c.instance
+                 where c.kind = 'claim'""");
+    }
+
+    /** What happened to these rows, one line per event: for a failure message. */
+    public static String history(java.util.Collection<String> keys) {
+        StringBuilder out = new StringBuilder();
+        try (Connection c = TestDatabase.dataSource().getConnection();
+             java.sql.PreparedStatement ps = c.prepareStatement("""
+                     select delivery_key, kind, instance, account_id, claimed_by, at, tx_at, prev_claimed_by,
+                            prev_until, lease_live
+                       from test_inbox_audit where delivery_key = any(?) order by delivery_key, seq""")) {
+            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    for (int i = 1; i <= 10; i++) {
+                        out.append(i == 1 ? "\n" : " ").append(rs.getString(i));
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            out.append("(no history: ").append(e.getMessage()).append(')');
+        }
+        return out.toString();
+    }
+
+    @Override
+    public void close() {
+        exec("drop trigger if exists test_inbox_audit on webhook_inbox");
+        exec("drop trigger if exists test_run_audit on reconcile_runs");
+        exec("drop function if exists test_inbox_audit()");
+        exec("drop function if exists test_run_audit()");
+        exec("drop table if exists test_inbox_audit, test_run_audit");
+    }
+
+    private static void exec(String sql) {
+        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("audit statement failed: " + sql, e);
+        }
+    }
+}
