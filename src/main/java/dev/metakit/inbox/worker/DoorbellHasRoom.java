@@ -12,14 +12,8 @@ import org.apache.camel.component.seda.SedaComponent;
  * load is most deliveries' cost for nothing.
  */
 public class DoorbellHasRoom implements Predicate {
-    private CamelContext camelContext;
     private String queue = "inbox-doorbell";
     private volatile QueueReference doorbell;
-
-    @Override
-    public void init(CamelContext context) {
-        this.camelContext = context;
-    }
 
     @Override
     public boolean matches(Exchange exchange) {
@@ -33,8 +27,7 @@ public class DoorbellHasRoom implements Predicate {
         return ref.getQueue().remainingCapacity() > 0;
     }
 
-    private QueueReference find(CamelContext fallback) {
-        CamelContext context = camelContext != null ? camelContext : fallback;
+    private QueueReference find(CamelContext context) {
         SedaComponent seda = context.getComponent("seda", SedaComponent.class);
         if (seda == null) {
             return null;

@@ -57,8 +57,6 @@ public class InboxWorker {
     private RetryPolicy retryPolicy;
     private final MetaKitJson json = new MetaKitJson();
 
-    /** the rows claimed and not settled yet, with when to give them up (nanoTime): what the lease renewal extends */
-    private final Map<String, Long> held = new ConcurrentHashMap<>();
     private ScheduledExecutorService leaseRenewal;
     private volatile boolean renewalFailing;
 
@@ -66,8 +64,15 @@ public class InboxWorker {
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private volatile boolean claimFailing;
-    /** accounts claimed by this instance and not yet completed or failed, with their lease's end (nanoTime) */
-    private final Map<Long, Long> working = new ConcurrentHashMap<>();
+    /**
+     * The work this instance claimed and has not completed or failed, by account: its accounts are left out of the
+     * next claims, its rows' leases are renewed.
+     */
+    private final Map<Long, Held> working = new ConcurrentHashMap<>();
+
+    /** Work in hand and when it is given up (nanoTime): renewals stop a lease before, so its rows are free by then. */
+    private record Held(AccountWork work, long giveUp, long lastRenewal) {
+    }
 
     public void start() {
         queue = new InboxQueue(dataSource);
@@ -90,12 +95,13 @@ public class InboxWorker {
 
     void renewLeases() {
         long now = System.nanoTime();
-        held.values().removeIf(giveUp -> giveUp - now <= 0);
-        if (held.isEmpty()) {
+        List<String> keys = working.values().stream().filter(h -> h.lastRenewal() - now > 0)
+                .flatMap(h -> h.work().keys().stream()).toList();
+        if (keys.isEmpty()) {
             return;
         }
         try {
-            queue.renew(instanceId, List.copyOf(held.keySet()), Duration.ofSeconds(leaseSeconds));
+            queue.renew(instanceId, keys, Duration.ofSeconds(leaseSeconds));
             if (renewalFailing) {
                 LOG.info("Worker renews its leases again");
                 renewalFailing = false;
@@ -103,7 +109,7 @@ public class InboxWorker {
         } catch (SQLException | RuntimeException e) {
             // the next renewal tries again; if the leases run out meanwhile, another instance may take the rows over
             if (!renewalFailing) {
-                LOG.warn("Worker cannot renew the lease of {} inbox rows (retrying): {}", held.size(), e.getMessage());
+                LOG.warn("Worker cannot renew the lease of {} inbox rows (retrying): {}", keys.size(), e.getMessage());
                 renewalFailing = true;
             }
         }
@@ -113,7 +119,7 @@ public class InboxWorker {
     public synchronized List<AccountWork> claim() throws SQLException {
         long now = System.nanoTime();
         // work held past its limit was lost (a drain cut short): no longer renewed, its rows are anyone's again, ours too
-        working.values().removeIf(giveUp -> giveUp - now <= 0);
+        working.values().removeIf(h -> h.giveUp() - now <= 0);
         List<InboxRow> rows;
         try {
             rows = queue.claim(instanceId, batchSize, claimMaxRows, Duration.ofSeconds(leaseSeconds),
@@ -168,13 +174,10 @@ public class InboxWorker {
         // counted from after the claim: never ends before the rows' lease in the database
         long lease = Duration.ofSeconds(leaseSeconds).toNanos();
         long giveUp = System.nanoTime() + lease * MAX_HOLD_LEASES;
-        // the renewals stop a lease earlier, so the rows are free in the database when the account is given up
-        long lastRenewal = giveUp - lease;
         tradeRows.forEach((account, list) -> {
             AccountWork w = new AccountWork(account, list, Hint.from(tradeEventsByAccount.get(account)));
             work.add(w);
-            working.put(account, giveUp);
-            w.keys().forEach(k -> held.put(k, lastRenewal));
+            working.put(account, new Held(w, giveUp, giveUp - lease));
         });
         return work;
     }
@@ -185,7 +188,6 @@ public class InboxWorker {
             processed.addAndGet(queue.markProcessed(work.accountId(), work.keys()));
         } finally {
             working.remove(work.accountId());
-            work.keys().forEach(held::remove);
         }
     }
 
@@ -199,7 +201,6 @@ public class InboxWorker {
             backOff(work, cause);
         } finally {
             working.remove(work.accountId());
-            work.keys().forEach(held::remove);
         }
     }
 

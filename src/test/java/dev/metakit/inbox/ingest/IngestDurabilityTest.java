@@ -67,6 +67,7 @@ class IngestDurabilityTest {
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(whileDown.statusCode()).isEqualTo(503);
+        assertThat(whileDown.headers().firstValue("Retry-After")).hasValue("1");
         assertThat(whileDown.body()).doesNotContain("Exception").doesNotContain("at ");
         assertThat(took).isLessThan(Duration.ofMillis(4500));
         long again = System.nanoTime();

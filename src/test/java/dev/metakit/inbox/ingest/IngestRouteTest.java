@@ -127,6 +127,27 @@ class IngestRouteTest {
     }
 
     @Test
+    void theAnswerCarriesNoneOfTheRequestsHeaders() throws Exception {
+        byte[] body = body("position.opened", 2, 99302157);
+        String header = TestSignatures.header(RunningInbox.SECRET, now(), body);
+
+        HttpResponse<String> stored = inbox.post(body, header, "position.opened", Map.of("X-Trace-Token", "t-1"));
+        HttpResponse<String> rejected = inbox.post(body, "t=abc,v1=00", "position.opened",
+                Map.of("X-Trace-Token", "t-2"));
+
+        for (HttpResponse<String> answer : List.of(stored, rejected)) {
+            assertThat(answer.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v)
+                    .startsWith("text/plain"));
+            assertThat(answer.headers().map().keySet()).as("status %d", answer.statusCode())
+                    .noneMatch(name -> name.equalsIgnoreCase("X-Trace-Token")
+                            || name.equalsIgnoreCase("X-MetaKit-Signature") || name.equalsIgnoreCase("X-MetaKit-Event")
+                            || name.regionMatches(true, 0, "Camel", 0, 5));
+        }
+        assertThat(stored.statusCode()).isEqualTo(200);
+        assertThat(rejected.statusCode()).isEqualTo(400);
+    }
+
+    @Test
     void aMissingOrMalformedOrStaleSignatureGets400WithItsReason() throws Exception {
         byte[] body = body("position.opened", 2, 5);
         assertThat(inbox.post(body, null, null).body()).isEqualTo("missing signature header");

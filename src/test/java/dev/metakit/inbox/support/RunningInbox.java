@@ -127,9 +127,16 @@ public final class RunningInbox implements AutoCloseable {
     /** Posts a body with the given signature header (null: none) and event header. */
     public HttpResponse<String> post(byte[] body, String signatureHeader, String event)
             throws IOException, InterruptedException {
+        return post(body, signatureHeader, event, Map.of());
+    }
+
+    /** As {@link #post(byte[], String, String)}, with more request headers. */
+    public HttpResponse<String> post(byte[] body, String signatureHeader, String event, Map<String, String> headers)
+            throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(webhookUri()).timeout(Duration.ofSeconds(10))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        headers.forEach(b::header);
         if (signatureHeader != null) {
             b.header("X-MetaKit-Signature", signatureHeader);
         }
