@@ -1,0 +1,247 @@
+package dev.metakit.example.boot;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.sandbox.Convergence;
+import dev.metakit.inbox.sandbox.Position;
+import dev.metakit.inbox.sandbox.Sandbox;
+import dev.metakit.inbox.sandbox.SandboxFaults;
+import dev.metakit.inbox.sandbox.SandboxSettings;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The Spring Boot host with the bundle in it, against a real PostgreSQL (embedded, from Maven-shipped binaries) and
+ * the bundle's MetaKit sandbox: the webhook on Boot's own port, the bundle on Boot's DataSource, its settings from
+ * application.yaml and the environment, its health in Actuator and its meters on Actuator's Prometheus endpoint.
+ * Everything else is the defaults of application.yaml.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.DEFINED_PORT)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class InboxHostApplicationTest {
+    private static final String SECRET = "whsec_spring_boot_host_test";
+    private static final int PORT = freePort();
+    private static final EmbeddedPostgres POSTGRES = startPostgres();
+    private static final Sandbox SANDBOX = startSandbox();
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Autowired
+    DataSource dataSource;
+    @Autowired
+    JdbcTemplate jdbc;
+
+    @DynamicPropertySource
+    static void properties(DynamicPropertyRegistry registry) {
+        registry.add("server.port", () -> PORT);
+        registry.add("spring.datasource.url", () -> POSTGRES.getJdbcUrl("postgres", "postgres"));
+        registry.add("spring.datasource.username", () -> "postgres");
+        registry.add("metakit.webhook.secret", () -> SECRET);
+        registry.add("metakit.api.url", () -> SANDBOX.apiBaseUrl().toString());
+        registry.add("metakit.api.key", SANDBOX::apiKey);
+        registry.add("metakit.accounts", () -> "1,2");
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        SANDBOX.close();
+        POSTGRES.close();
+    }
+
+    @Test
+    @Order(1)
+    void theMigrationsRanOnBootsDataSourceAndTheBundleUsesIt() {
+        assertThat(jdbc.queryForObject("select count(*) from flyway_schema_history where success", Long.class))
+                .isGreaterThanOrEqualTo(4);
+        assertThat(dataSource.getClass().getName()).isEqualTo("com.zaxxer.hikari.HikariDataSource");
+    }
+
+    @Test
+    @Order(2)
+    void theSandboxsTrafficIsStoredProcessedAndReconciled() throws Exception {
+        SANDBOX.start();
+        await().atMost(Duration.ofSeconds(60)).until(SANDBOX::trafficDone);
+        assertThat(SANDBOX.quiesce(Duration.ofSeconds(30))).as("sandbox deliveries settle").isTrue();
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() -> {
+            assertThat(jdbc.queryForObject("select count(*) from webhook_inbox where processed_at is null",
+                    Long.class)).as("rows not processed yet").isZero();
+            assertThat(Convergence.check(SANDBOX.truth(), dataSource).differences())
+                    .as("positions that differ from the sandbox's truth").isEmpty();
+        });
+        assertThat(jdbc.queryForObject("select count(*) from webhook_inbox where failed_at is not null", Long.class))
+                .isZero();
+    }
+
+    @Test
+    @Order(3)
+    void aDeliveryIsStoredThenADuplicateAndAForgedOneIsRefused() throws Exception {
+        Position open = anyOpenPosition();
+        byte[] body = ("{\"event\":\"position.opened\",\"account_id\":" + open.accountId()
+                + ",\"data\":{\"ticket\":" + open.ticket() + "}}").getBytes(StandardCharsets.UTF_8);
+        long t = System.currentTimeMillis() / 1000;
+        String signature = "t=" + t + ",v1=" + hmac(SECRET, t, body);
+
+        HttpResponse<String> first = postDelivery(body, signature);
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(first.body()).isEqualTo("stored");
+        HttpResponse<String> again = postDelivery(body, signature);
+        assertThat(again.statusCode()).isEqualTo(200);
+        assertThat(again.body()).isEqualTo("duplicate");
+        HttpResponse<String> forged = postDelivery(body, "t=" + t + ",v1=" + hmac("not-the-secret", t, body));
+        assertThat(forged.statusCode()).isEqualTo(400);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
+                "select count(*) from webhook_inbox where processed_at is null", Long.class) == 0);
+    }
+
+    @Test
+    @Order(4)
+    void anEnvironmentVariableReachesTheBundleThroughRelaxedBinding() throws Exception {
+        // METAKIT_WEBHOOK_TOLERANCE_SECONDS=60 (pom.xml, surefire) overrides application.yaml's 300: a delivery
+        // signed two minutes ago is outside it
+        byte[] body = "{\"event\":\"position.opened\",\"account_id\":1,\"data\":{\"ticket\":1}}"
+                .getBytes(StandardCharsets.UTF_8);
+        long t = System.currentTimeMillis() / 1000 - 120;
+        HttpResponse<String> old = postDelivery(body, "t=" + t + ",v1=" + hmac(SECRET, t, body));
+        assertThat(old.statusCode()).isEqualTo(400);
+        assertThat(old.body()).contains("tolerance");
+    }
+
+    @Test
+    @Order(5)
+    void theHostsOwnRouteServesWhatTheBundleReconciled() throws Exception {
+        Position open = anyOpenPosition();
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(
+                URI.create(base() + "/accounts/" + open.accountId() + "/open-positions")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(200);
+        JsonNode rows = JSON.readTree(response.body());
+        assertThat(rows).extracting(r -> r.get("ticket").asLong())
+                .containsExactlyInAnyOrderElementsOf(
+                        SANDBOX.truth().openPositions(open.accountId()).keySet());
+    }
+
+    @Test
+    @Order(6)
+    void actuatorShowsTheBundlesHealthAndMeters() throws Exception {
+        HttpResponse<String> readiness = get("/actuator/health/readiness");
+        assertThat(readiness.statusCode()).as(readiness.body()).isEqualTo(200);
+        HttpResponse<String> health = get("/actuator/health");
+        assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
+        assertThat(JSON.readTree(health.body()).at("/components/camelHealth/status").asText()).isEqualTo("UP");
+
+        HttpResponse<String> prometheus = get("/actuator/prometheus");
+        assertThat(prometheus.statusCode()).isEqualTo(200);
+        assertThat(prometheus.body())
+                .containsPattern("(?m)^metakit_webhook_stored_total(\\{[^}]*})? [1-9]")
+                .containsPattern("(?m)^metakit_webhook_duplicates_total(\\{[^}]*})? [1-9]")
+                .containsPattern("(?m)^metakit_webhook_rejected_total\\{[^}]*reason=\"signature_mismatch\"[^}]*} [1-9]")
+                .containsPattern("(?m)^metakit_inbox_rows_processed_total(\\{[^}]*})? [1-9]")
+                .containsPattern("(?m)^metakit_reconciles_total\\{[^}]*}")
+                .contains("metakit_inbox_backlog");
+    }
+
+    @Test
+    @Order(7)
+    void readinessGoesDownWhenTheDatabaseIsDown() throws Exception {
+        POSTGRES.close();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500))
+                .until(() -> get("/actuator/health/readiness").statusCode() == 503);
+        // Camel's health (in the readiness group) names the bundle's database check as the one that is down
+        assertThat(get("/actuator/health/readiness").body()).contains("inbox-database");
+        assertThat(get("/actuator/health/liveness").statusCode()).isEqualTo(200);
+    }
+
+    private static Position anyOpenPosition() {
+        return SANDBOX.truth().openPositions().values().stream()
+                .flatMap(m -> m.values().stream()).findFirst()
+                .orElseThrow(() -> new AssertionError("the sandbox has no open position"));
+    }
+
+    private static HttpResponse<String> postDelivery(byte[] body, String signature) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(base() + "/hooks/metakit"))
+                        .header("Content-Type", "application/json")
+                        .header("X-MetaKit-Event", "position.opened")
+                        .header("X-MetaKit-Signature", signature)
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpResponse<String> get(String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(base() + path)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String base() {
+        return "http://127.0.0.1:" + PORT;
+    }
+
+    /** hex(HMAC-SHA256(secret, "t." + body)), from MetaKit's contract */
+    private static String hmac(String secret, long t, byte[] body) throws Exception {
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        mac.update((t + ".").getBytes(StandardCharsets.US_ASCII));
+        return HexFormat.of().formatHex(mac.doFinal(body));
+    }
+
+    private static EmbeddedPostgres startPostgres() {
+        try {
+            return EmbeddedPostgres.builder().start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Sandbox startSandbox() {
+        try {
+            // no injected faults: this test is about the wiring into Boot, the fault tests are the bundle's
+            return new Sandbox(SandboxSettings.builder()
+                    .webhookUrl("http://127.0.0.1:" + PORT + "/hooks/metakit")
+                    .webhookSecret(SECRET)
+                    .accounts(2)
+                    .faults(SandboxFaults.none())
+                    .operations(40)
+                    .apiPort(0)
+                    .build());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
