@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -45,6 +46,8 @@ import static org.awaitility.Awaitility.await;
  * Everything else is the defaults of application.yaml.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.DEFINED_PORT)
+// a Boot test turns metrics export off unless asked: the Prometheus endpoint is what this test is about
+@AutoConfigureObservability(tracing = false)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class InboxHostApplicationTest {
     private static final String SECRET = "whsec_spring_boot_host_test";
