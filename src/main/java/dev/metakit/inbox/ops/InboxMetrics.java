@@ -50,6 +50,7 @@ public class InboxMetrics implements CamelContextAware {
     private CamelContext camelContext;
     private String dataSourceBean = "inboxDataSource";
     private String inboxWorkerBean = "inboxWorker";
+    private String webhookPath;
     private DataSource dataSource;
     private InboxWorker inboxWorker;
     private volatile MeterRegistry registry;
@@ -268,6 +269,17 @@ public class InboxMetrics implements CamelContextAware {
     }
 
     /** the bean name of the inbox DataSource (resolved when first needed, so bean files load in any order) */
+    /** true for the webhook's own endpoint: its finished exchanges are the ingest answers counted here */
+    boolean isWebhook(org.apache.camel.Endpoint from) {
+        return from instanceof org.apache.camel.component.platform.http.PlatformHttpEndpoint http
+                && http.getPath().equals(webhookPath);
+    }
+
+    /** the path MetaKit posts to ({@code metakit.webhook.path}), so the ingest route may have any id */
+    public void setWebhookPath(String webhookPath) {
+        this.webhookPath = webhookPath;
+    }
+
     public void setDataSourceBean(String name) {
         this.dataSourceBean = name;
     }

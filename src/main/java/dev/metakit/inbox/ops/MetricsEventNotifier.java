@@ -1,6 +1,7 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.metakit.MetaKitApiException;
+import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import org.apache.camel.Exchange;
 import org.apache.camel.spi.CamelEvent;
 import org.apache.camel.spi.CamelEvent.ExchangeCompletedEvent;
@@ -8,18 +9,19 @@ import org.apache.camel.spi.CamelEvent.ExchangeFailedEvent;
 import org.apache.camel.spi.CamelEvent.ExchangeSendingEvent;
 import org.apache.camel.spi.CamelEvent.ExchangeSentEvent;
 import org.apache.camel.support.EventNotifierSupport;
+import org.apache.camel.util.URISupport;
 
 /**
  * Turns exchange events into the bundle's meters, so the routes stay as they are: a send to
- * {@code direct:reconcile-account} is one reconcile (its trigger taken from the {@code MetaKitTrigger} header when it
- * is sent, {@code event} when the worker sends it), an HTTP send that carries {@code metakitCallPath} is one MetaKit
- * call, and a finished exchange of the ingest route is one answer: accepted (stored or duplicate), rejected or
+ * {@link ReconcileRoutes#RECONCILE_ACCOUNT} is one reconcile (its trigger taken from the
+ * {@link ReconcileRoutes#TRIGGER_HEADER} header when it is sent, {@code event} when the worker sends it), an HTTP send
+ * that carries {@code metakitCallPath} is one MetaKit call, and a finished exchange that came in on the webhook's
+ * path (whatever the ingest route is called) is one answer: accepted (stored or duplicate), rejected or
  * unavailable. Counting here rather than with {@code micrometer:} steps keeps three endpoint sends per delivery off the
  * ack path.
  */
 class MetricsEventNotifier extends EventNotifierSupport {
-    static final String INGEST_ROUTE = "metakit-ingest";
-    static final String RECONCILE_URI = "direct://reconcile-account";
+    private static final String RECONCILE_URI = normalized(ReconcileRoutes.RECONCILE_ACCOUNT);
     static final String TRIGGER_PROPERTY = "metakitReconcileTrigger";
     private static final String CALL_PATH = "metakitCallPath";
 
@@ -46,13 +48,13 @@ class MetricsEventNotifier extends EventNotifierSupport {
             if (RECONCILE_URI.equals(sending.getEndpoint().getEndpointUri())) {
                 Exchange e = sending.getExchange();
                 // headers do not survive the reconcile's enrich calls: keep the trigger in a property
-                e.setProperty(TRIGGER_PROPERTY, e.getMessage().getHeader("MetaKitTrigger", "event", String.class));
+                e.setProperty(TRIGGER_PROPERTY, e.getMessage().getHeader(ReconcileRoutes.TRIGGER_HEADER, "event", String.class));
             }
         } else if (event instanceof ExchangeSentEvent sent) {
             sent(sent);
         } else if (event instanceof ExchangeCompletedEvent || event instanceof ExchangeFailedEvent) {
             Exchange e = ((CamelEvent.ExchangeEvent) event).getExchange();
-            if (INGEST_ROUTE.equals(e.getFromRouteId())) {
+            if (metrics.isWebhook(e.getFromEndpoint())) {
                 metrics.answered(e);
             }
         }
@@ -66,6 +68,14 @@ class MetricsEventNotifier extends EventNotifierSupport {
             metrics.reconciled(trigger, e.getException() == null, sent.getTimeTaken());
         } else if (uri.startsWith("http") && e.getProperty(CALL_PATH) != null) {
             metrics.apiCalled(endpointKind(e.getProperty(CALL_PATH, String.class)), status(e));
+        }
+    }
+
+    private static String normalized(String uri) {
+        try {
+            return URISupport.normalizeUri(uri);
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalArgumentException(uri, e);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.metakit.inbox.ops;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
 import org.apache.camel.CamelContext;
@@ -97,9 +98,9 @@ public class OpsPage implements CamelContextAware {
         router.route(HttpMethod.POST, path + "/api/reconcile").blockingHandler(ctx -> api(ctx, () -> {
             long account = Long.parseLong(ctx.request().getParam("account"));
             Map<String, Object> headers = new LinkedHashMap<>();
-            headers.put("MetaKitAccountId", account);
-            headers.put("MetaKitTrigger", "manual");
-            Object result = producer.requestBodyAndHeaders("direct:reconcile-account", "", headers);
+            headers.put(ReconcileRoutes.ACCOUNT_HEADER, account);
+            headers.put(ReconcileRoutes.TRIGGER_HEADER, "manual");
+            Object result = producer.requestBodyAndHeaders(ReconcileRoutes.RECONCILE_ACCOUNT, "", headers);
             LOG.info("Ops page: reconcile of account {} asked for: {}", account, result);
             return Map.of("account", account, "result", String.valueOf(result));
         }), false);

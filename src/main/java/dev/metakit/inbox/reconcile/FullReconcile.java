@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A reconcile of every known account ({@code METAKIT_ACCOUNTS} plus every account a delivery named), called by
- * {@code routes/reconcile.camel.yaml}: {@link #begin} lists the accounts and opens a {@code reconcile_runs} row, the
+ * {@link ReconcileRoutes}: {@link #begin} lists the accounts and opens a {@code reconcile_runs} row, the
  * route reconciles them with bounded concurrency, each one reporting back for the progress line, and
  * {@link #finish} records the run's figures. Periodic runs happen once per period across all instances on one
  * database: a run starts only if no other instance started one within the last 90% of the period, by the database's
@@ -56,7 +56,7 @@ public class FullReconcile {
 
     /** Lists the accounts to reconcile (empty when another instance already ran this period). */
     public List<Long> begin(Exchange exchange) throws SQLException {
-        String trigger = exchange.getMessage().getHeader("MetaKitTrigger", PERIODIC, String.class);
+        String trigger = exchange.getMessage().getHeader(ReconcileRoutes.TRIGGER_HEADER, PERIODIC, String.class);
         List<Long> accounts = accounts();
         Long runId = openRun(trigger, accounts.size());
         if (runId == null) {
@@ -82,7 +82,7 @@ public class FullReconcile {
         // the header is gone once an enrich replaced the message: the reconcile steps keep the id as a property
         Long account = exchange.getProperty(ReconcileSteps.ACCOUNT, Long.class);
         if (account == null) {
-            account = exchange.getMessage().getHeader("MetaKitAccountId", Long.class);
+            account = exchange.getMessage().getHeader(ReconcileRoutes.ACCOUNT_HEADER, Long.class);
         }
         String error = e == null ? "reconcile failed" : e.getMessage();
         LOG.warn("Full reconcile #{}: account {} failed: {}", run.id, account, error);

@@ -47,9 +47,9 @@ public class ReconcileSteps {
      */
     private final Map<Long, Instant> scannedUpTo = new ConcurrentHashMap<>();
 
-    /** Input: header {@code MetaKitAccountId}, body the hints (a collection of {@link Hint}, or nothing). */
+    /** Input: header {@link ReconcileRoutes#ACCOUNT_HEADER}, body the hints (a collection of {@link Hint}, or nothing). */
     public void begin(Exchange exchange) {
-        long account = exchange.getMessage().getHeader("MetaKitAccountId", Long.class);
+        long account = exchange.getMessage().getHeader(ReconcileRoutes.ACCOUNT_HEADER, Long.class);
         Object body = exchange.getMessage().getBody();
         List<Hint> hints = body instanceof Collection<?> c
                 ? c.stream().filter(Hint.class::isInstance).map(Hint.class::cast).toList() : List.of();

@@ -51,7 +51,7 @@ class RouteReloadTest {
             CamelContext context = inbox.camelContext();
             assertThat(context.getRoute("metakit-reload-probe")).isNull();
 
-            // worker.camel.yaml holds three routes, and the doorbell and the poll keep calling the drain meanwhile
+            // worker.camel.yaml holds the poll, which keeps ringing the worker's doorbell meanwhile
             Files.writeString(routes.resolve("worker.camel.yaml"), PROBE_ROUTE, StandardCharsets.UTF_8,
                     StandardOpenOption.APPEND);
 
@@ -60,6 +60,7 @@ class RouteReloadTest {
                     .isEqualTo("reloaded");
             // the edited file's route is back, the other files' routes were left alone, and the endpoint works as before
             assertThat(context.getRoute("metakit-ingest")).isNotNull();
+            assertThat(context.getRoute("metakit-worker-poll")).isNotNull();
             assertThat(context.getRoute("metakit-worker-drain")).isNotNull();
             byte[] body = "{\"event\":\"webhook.test\",\"account_id\":1,\"data\":{}}".getBytes(StandardCharsets.UTF_8);
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {

@@ -58,8 +58,14 @@ class CamelRunTest {
                 TestDatabase.password() == null ? "" : TestDatabase.password());
         main.start();
         try {
-            assertThat(main.getCamelContext().getRoutes()).hasSize(12).allSatisfy(route ->
-                    assertThat(route.getSourceResource().getLocation()).startsWith("file:"));
+            // the route files from the command line, and the bundle's Java routes named in application.properties
+            assertThat(main.getCamelContext().getRoutes()).hasSize(12)
+                    .filteredOn(route -> route.getSourceResource() == null).extracting(route -> route.getRouteId())
+                    .containsExactlyInAnyOrder("metakit-worker-doorbell", "metakit-worker-drain",
+                            "metakit-reconcile-account", "metakit-reconcile-all", "metakit-reconcile-requested");
+            assertThat(main.getCamelContext().getRoutes()).filteredOn(route -> route.getSourceResource() != null)
+                    .hasSize(7).allSatisfy(route ->
+                            assertThat(route.getSourceResource().getLocation()).startsWith("file:"));
 
             byte[] body = "{\"event\":\"webhook.test\",\"account_id\":1,\"data\":{}}".getBytes(StandardCharsets.UTF_8);
             HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/hooks/metakit"))

@@ -1,9 +1,11 @@
 package dev.metakit.inbox.portability;
 
+import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestSignatures;
+import dev.metakit.inbox.worker.WorkerRoutes;
 import org.apache.camel.CamelContext;
 import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpServer;
 import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpServerConfiguration;
@@ -30,8 +32,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The route files dropped into a host's CamelContext, the way Camel Spring Boot or Quarkus would load them: no
- * camel-main, the host's own HTTP server, our properties and beans. A signed delivery must be stored and reconciled.
+ * The bundle dropped into a host's CamelContext, the way Camel Spring Boot or Quarkus would load it: no camel-main,
+ * the host's own HTTP server, our properties and beans, the route files and the bundle's Java routes (which a host
+ * adds as RouteBuilders). A signed delivery must be stored and reconciled.
  */
 class RoutesOnAPlainCamelContextTest {
 
@@ -70,10 +73,12 @@ class RoutesOnAPlainCamelContextTest {
             assertThat(routeFiles).extracting(Resource::getLocation)
                     .anyMatch(l -> l.endsWith("ingest.camel.yaml")).anyMatch(l -> l.endsWith("worker.camel.yaml"));
             PluginHelper.getRoutesLoader(context).loadRoutes(routeFiles);
+            context.addRoutes(new WorkerRoutes());
+            context.addRoutes(new ReconcileRoutes());
             context.start();
 
             assertThat(context.getRoutes()).extracting(r -> r.getRouteId())
-                    .contains("metakit-ingest", "metakit-worker-drain", "metakit-reconcile-account",
+                    .contains("metakit-ingest", "metakit-worker-poll", "metakit-worker-drain", "metakit-reconcile-account",
                             "metakit-reconcile-periodic", "metakit-delivery-status-watch");
 
             byte[] body = "{\"event\":\"position.opened\",\"account_id\":2,\"data\":{\"ticket\":11}}"

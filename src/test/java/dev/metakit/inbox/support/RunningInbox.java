@@ -49,7 +49,22 @@ public final class RunningInbox implements AutoCloseable {
         main.addOverrideProperty("metakit.database.user", TestDatabase.user());
         main.addOverrideProperty("metakit.database.password",
                 TestDatabase.password() == null ? "" : TestDatabase.password());
+        String routeFiles = overrides.get(ROUTE_FILES);
+        if (routeFiles != null && !routeFiles.contains("*") && !routeFiles.contains("worker.camel.yaml")) {
+            // the bundle's Java routes (worker, reconcile) come with the worker's route file, as onlyRoutes says
+            overrides.putIfAbsent(JAVA_ROUTES, NoJavaRoutes.class.getName());
+        }
         overrides.forEach(main::addOverrideProperty);
+    }
+
+    private static final String ROUTE_FILES = "camel.main.routes-include-pattern";
+    private static final String JAVA_ROUTES = "camel.main.routes-builder-classes";
+
+    /** camel-main refuses an empty list of route builders: this one adds no route */
+    public static final class NoJavaRoutes extends org.apache.camel.builder.RouteBuilder {
+        @Override
+        public void configure() {
+        }
     }
 
     public static RunningInbox start() {
@@ -84,7 +99,10 @@ public final class RunningInbox implements AutoCloseable {
         return inbox;
     }
 
-    /** The value of {@code camel.main.routes-include-pattern} that loads only the named route files. */
+    /**
+     * The value of {@code camel.main.routes-include-pattern} that loads only the named route files; the bundle's Java
+     * routes (worker and reconcile) are loaded when "worker" is among them.
+     */
     public static String onlyRoutes(String... names) {
         return java.util.Arrays.stream(names)
                 .map(n -> "file:" + basedir().resolve("routes").resolve(n + ".camel.yaml"))
