@@ -12,9 +12,10 @@ public final class Application {
 
     public static void main(String[] args) throws Exception {
         Main main = new Main(Application.class);
-        // the top-level application.properties (when run from the project folder) overrides the copy in the jar
+        // the application.properties in the working directory (the project folder under ./run.sh) overrides the copy
+        // in the jar: Camel looks a key up in the locations in the order given and takes the first it finds
         main.setPropertyPlaceholderLocations(
-                "classpath:application.properties;optional=true,file:application.properties;optional=true");
+                "file:application.properties;optional=true,classpath:application.properties;optional=true");
         // a default, not a key of application.properties: there it would also override the files `camel run` is given
         // (CAMEL_MAIN_ROUTESINCLUDEPATTERN, as ./run.sh sets it, still overrides this)
         main.configure().setRoutesIncludePattern("classpath:routes/*.camel.yaml");

@@ -164,7 +164,7 @@ public final class RunningInbox implements AutoCloseable {
         }
     }
 
-    static int freePort() {
+    public static int freePort() {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         } catch (IOException e) {
