@@ -104,7 +104,7 @@ final class SandboxRun extends MainListenerSupport {
         return new SandboxRun(sandbox, database, overrides);
     }
 
-    /** What the consumer must be configured with, applied by Application before camel-main creates any bean. */
+    /** What the consumer must be configured with, applied by RunMode before camel-main creates any bean. */
     Map<String, String> overrides() {
         return overrides;
     }
