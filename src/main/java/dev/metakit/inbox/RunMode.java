@@ -42,8 +42,25 @@ final class RunMode extends MainListenerSupport {
         SandboxRun sandbox = decide(resolve);
         if (sandbox != null) {
             sandbox.overrides().forEach(properties::addOverrideProperty);
+            requireInForce(sandbox.overrides(), resolve);
             run = sandbox;
         }
+    }
+
+    /**
+     * Camel reads an environment variable derived from a key ({@code METAKIT_DATABASE_EMBEDDED_DIR} for
+     * {@code metakit.database.embedded-dir}) before any override property: such a variable would take the sandbox off
+     * its own database, so startup stops and names it.
+     */
+    private void requireInForce(java.util.Map<String, String> overrides, Function<String, Optional<String>> resolve) {
+        overrides.forEach((key, value) -> {
+            String effective = resolve.apply(key).orElse("");
+            if (!effective.equals(value)) {
+                String variable = key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+                throw new ConfigurationException("sandbox mode needs its own " + key + ", but " + variable
+                        + " overrides it: unset " + variable + " (or configure your own run)");
+            }
+        });
     }
 
     /** The sandbox run to prepare, or null for the user's own run. */

@@ -34,6 +34,7 @@ public final class RunningInbox implements AutoCloseable {
         httpPort = freePort();
         managementPort = freePort();
         main = new Main();
+        main.addMainListener(new NoEnvironmentOverrides());
         main.setPropertyPlaceholderLocations("file:" + basedir().resolve("application.properties"));
         main.addOverrideProperty("camel.main.routes-include-pattern",
                 "file:" + basedir().resolve("routes") + "/*.camel.yaml");
