@@ -51,7 +51,7 @@ final class UsersOwnSettings {
             if (fromEnv.isPresent()) {
                 configured.add(setting.key() + " (" + fromEnv.get() + ")");
             } else if (!effective.isEmpty() && !effective.equals(setting.unconfigured())) {
-                configured.add(setting.key() + " (application.properties or -D" + setting.key() + ")");
+                configured.add(setting.key() + " (a properties file or -D" + setting.key() + ")");
             }
         }
         return configured;

@@ -75,10 +75,10 @@ class UsersOwnSettingsTest {
                 + "metakit.webhook.secret = whsec_from_the_file\n");
 
         assertThat(UsersOwnSettings.configured(propertiesFrom(edited, NO_ENV), NO_ENV)).containsExactly(
-                "metakit.database.url (application.properties or -Dmetakit.database.url)",
-                "metakit.api.url (application.properties or -Dmetakit.api.url)",
-                "metakit.api.key (application.properties or -Dmetakit.api.key)",
-                "metakit.webhook.secret (application.properties or -Dmetakit.webhook.secret)")
+                "metakit.database.url (a properties file or -Dmetakit.database.url)",
+                "metakit.api.url (a properties file or -Dmetakit.api.url)",
+                "metakit.api.key (a properties file or -Dmetakit.api.key)",
+                "metakit.webhook.secret (a properties file or -Dmetakit.webhook.secret)")
                 .noneMatch(line -> line.contains("topsecretpw") || line.contains("whsec_from_the_file"));
     }
 
@@ -102,7 +102,7 @@ class UsersOwnSettingsTest {
                 .containsExactly("metakit.api.url (METAKIT_API_URL)");
         assertThat(UsersOwnSettings.configured(key -> key.equals("metakit.api.url")
                 ? Optional.of("http://127.0.0.1:8090") : Optional.of(""), NO_ENV))
-                .containsExactly("metakit.api.url (application.properties or -Dmetakit.api.url)");
+                .containsExactly("metakit.api.url (a properties file or -Dmetakit.api.url)");
     }
 
     @Test

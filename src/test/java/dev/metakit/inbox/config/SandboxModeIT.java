@@ -92,7 +92,7 @@ class SandboxModeIT {
             assertThat(rowKeys()).containsExactly(DELIVERY_KEY);
             String output = Files.readString(log);
             assertThat(output).contains("no sandbox mode, this run uses your settings: metakit.database.url"
-                    + " (application.properties or -Dmetakit.database.url), metakit.api.url (application.properties"
+                    + " (a properties file or -Dmetakit.database.url), metakit.api.url (a properties file"
                     + " or -Dmetakit.api.url)").doesNotContain("SANDBOX MODE").doesNotContain(secret)
                     .contains("Database ready: jdbc:postgresql://");
             assertThat(copy.resolve("data/sandbox-postgres")).doesNotExist();
