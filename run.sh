@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The dev run: builds the jar when the sources changed, then starts metakit-inbox on an embedded PostgreSQL
-# (data in ./data), reading the route files from ./routes and reloading them when one changes. Without
-# METAKIT_API_URL it runs in sandbox mode (a simulated MetaKit in the same process, wired to the consumer);
-# without METAKIT_WEBHOOK_SECRET a secret is generated. With METAKIT_WEBHOOK_SECRET set it is an ordinary run
-# with those settings.
+# The dev run: builds the jar when the sources changed, then starts metakit-inbox (with ./application.properties,
+# which overrides the jar's copy), reading the route files from ./routes and reloading them when one changes.
+# Without METAKIT_WEBHOOK_SECRET in the environment it asks for the dev run (METAKIT_DEV_MODE): sandbox mode (a
+# simulated MetaKit in the same process, on its own embedded database data/sandbox-postgres) when none of your
+# database, API or secret is configured anywhere (environment or application.properties; README, "When it is sandbox
+# mode"), otherwise a run with your settings, a secret generated if none is configured. With METAKIT_WEBHOOK_SECRET
+# set it is an ordinary run with your settings.
 set -euo pipefail
 cd "$(dirname "$0")"
 jar=target/metakit-inbox.jar

@@ -133,8 +133,10 @@ start_ours() { # $1 = log name, $2 = extra JVM options, $3 = jar (ours); sets OU
     echo "port $OURS_HTTP_PORT is already in use: stop what listens there or set OURS_HTTP_PORT" >&2; exit 1
   fi
   t0=$(date +%s%N)
+  # Camel reads METAKIT_DATABASE_* as overrides of metakit.database.*: one exported for production must not win here
   # shellcheck disable=SC2086
-  METAKIT_WEBHOOK_SECRET=$SECRET DATABASE_URL=$JDBC_URL DATABASE_USER=$DB_USER DATABASE_PASSWORD=$DB_PASSWORD \
+  env -u METAKIT_DATABASE_URL -u METAKIT_DATABASE_USER -u METAKIT_DATABASE_PASSWORD \
+    METAKIT_WEBHOOK_SECRET=$SECRET DATABASE_URL=$JDBC_URL DATABASE_USER=$DB_USER DATABASE_PASSWORD=$DB_PASSWORD \
     METAKIT_API_URL=http://127.0.0.1:9 METAKIT_API_KEY=bench-unused CAMEL_MAIN_ROUTESINCLUDEPATTERN="$OURS_ROUTES" \
     HTTP_HOST=127.0.0.1 HTTP_PORT=$OURS_HTTP_PORT MANAGEMENT_HOST=127.0.0.1 MANAGEMENT_PORT=$OURS_MGMT_PORT \
     java $OURS_JAVA_OPTS $opts -jar "$jar" >"$LOGS/$name.log" 2>&1 &

@@ -7,8 +7,8 @@
 #   bench/worker-bench.sh drain --rows 20000 --rounds 2     # options after the mode go to the benchmark's main
 #
 # Both run the real bundle in one JVM (RunningInbox: camel-main, application.properties, routes/) against the
-# sandbox's REST API on 127.0.0.1 (no faults, fixed latency), on an embedded PostgreSQL (or DATABASE_URL, jdbc form,
-# with DATABASE_USER / DATABASE_PASSWORD). Options: see the javadoc of src/test/java/dev/metakit/inbox/bench/
+# sandbox's REST API on 127.0.0.1 (no faults, fixed latency), on an embedded PostgreSQL (or a database created for the
+# run on the server named by METAKIT_TEST_DATABASE_URL, with METAKIT_TEST_DATABASE_USER / _PASSWORD; never DATABASE_URL). Options: see the javadoc of src/test/java/dev/metakit/inbox/bench/
 # DrainBench.java and ReconcileBench.java. BENCH_JAVA_OPTS: JVM options (default -Xmx1g). RESULTS: a TSV file the
 # rounds are appended to (default target/worker-bench-<stamp>.tsv).
 # The machine is shared: check `uptime` first; the load average should be low.

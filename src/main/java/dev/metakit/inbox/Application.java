@@ -3,6 +3,8 @@ package dev.metakit.inbox;
 import dev.metakit.inbox.config.ConfigurationException;
 import org.apache.camel.main.Main;
 
+import java.nio.file.Path;
+
 /** Runs the bundle standalone on camel-main. */
 public final class Application {
     private Application() {
@@ -10,20 +12,15 @@ public final class Application {
 
     public static void main(String[] args) throws Exception {
         Main main = new Main(Application.class);
-        // the top-level application.properties (when run from the project folder) overrides the copy in the jar
+        // the application.properties in the working directory (the project folder under ./run.sh) overrides the copy
+        // in the jar: Camel looks a key up in the locations in the order given and takes the first it finds
         main.setPropertyPlaceholderLocations(
-                "classpath:application.properties;optional=true,file:application.properties;optional=true");
+                "file:application.properties;optional=true,classpath:application.properties;optional=true");
         // a default, not a key of application.properties: there it would also override the files `camel run` is given
         // (CAMEL_MAIN_ROUTESINCLUDEPATTERN, as ./run.sh sets it, still overrides this)
         main.configure().setRoutesIncludePattern("classpath:routes/*.camel.yaml");
-        if (SandboxRun.wanted(System::getenv)) {
-            // before run(): the YAML beans read these properties when they are created
-            SandboxRun sandbox = SandboxRun.prepare(System::getenv);
-            sandbox.overrides().forEach(main::addOverrideProperty);
-            main.addMainListener(sandbox);
-        } else {
-            main.addMainListener(new DevRunBanner());
-        }
+        // sandbox or the user's own run: decided once the effective configuration is known (RunMode)
+        main.addMainListener(new RunMode(System::getenv, Path.of("")));
         try {
             main.run(args);
         } catch (Exception e) {

@@ -19,7 +19,8 @@ final class DevRunBanner extends MainListenerSupport {
         }
         WebhookVerification verification = context.getRegistry()
                 .lookupByNameAndType("webhookVerification", WebhookVerification.class);
-        if (verification == null) {
+        // a configured secret is the user's: never printed
+        if (verification == null || !verification.secretGenerated()) {
             return;
         }
         String url = "http://localhost:" + context.resolvePropertyPlaceholders("{{camel.server.port}}")

@@ -27,6 +27,7 @@ import java.time.Instant;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -37,40 +38,41 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
 /**
- * The default run's sandbox mode: with {@code METAKIT_DEV_MODE=true} and no {@code METAKIT_API_URL}, the MetaKit
- * sandbox runs in this process and the consumer is wired to it. {@link #prepare} builds the sandbox (its API bound,
- * no traffic yet) before camel-main starts, so that its URL, key and secret are override properties when the YAML
- * beans are created; once the bundle is up the traffic starts and a progress line follows every few seconds.
- * With real settings {@link #wanted} is false and none of this exists.
+ * The default run's sandbox mode: the MetaKit sandbox runs in this process and the consumer is wired to it.
+ * {@link RunMode} decides whether it runs (dev mode asked for, and none of the user's own settings configured) and
+ * calls {@link #prepare} before camel-main creates the YAML beans, so that the sandbox's URL, key and secret, and its
+ * own database, are override properties when those beans are created; once the bundle is up the traffic starts and
+ * a progress line follows every few seconds. Otherwise none of this exists.
  */
 final class SandboxRun extends MainListenerSupport {
     static final int ACCOUNTS = 3;
     static final Duration PROGRESS_EVERY = Duration.ofSeconds(5);
     /** A ticket the market touched this recently is in flight: its deliveries and reconcile may still be running. */
     static final Duration SETTLE = Duration.ofSeconds(10);
-    private static final String DEDICATED_DB_DIR = "data/sandbox-postgres";
 
     private final Sandbox sandbox;
+    private final SandboxDatabase database;
     private final Map<String, String> overrides;
-    private final boolean freshDatabase;
     private final Map<Long, Long> touched = new ConcurrentHashMap<>();
     private ScheduledExecutorService progress;
     private CamelContext context;
 
-    private SandboxRun(Sandbox sandbox, Map<String, String> overrides, boolean freshDatabase) {
+    private SandboxRun(Sandbox sandbox, SandboxDatabase database, Map<String, String> overrides) {
         this.sandbox = sandbox;
+        this.database = database;
         this.overrides = overrides;
-        this.freshDatabase = freshDatabase;
     }
 
-    /** Dev mode, and no MetaKit API configured. */
-    static boolean wanted(Function<String, String> env) {
-        return Boolean.parseBoolean(trim(env.apply("METAKIT_DEV_MODE"))) && blank(env.apply("METAKIT_API_URL"));
-    }
-
-    static SandboxRun prepare(Function<String, String> env) throws IOException {
-        int consumerPort = Integer.parseInt(or(env.apply("HTTP_PORT"), "8080"));
-        String secret = or(env.apply("METAKIT_WEBHOOK_SECRET"), generatedSecret());
+    /**
+     * Builds the sandbox (its API bound, no traffic yet) and recreates the sandbox's own database directory.
+     *
+     * @param resolve the effective value of a property key
+     * @param env     the process environment, for the sandbox's own knobs
+     */
+    static SandboxRun prepare(Function<String, Optional<String>> resolve, Function<String, String> env,
+                              SandboxDatabase database) throws IOException {
+        int consumerPort = Integer.parseInt(resolve.apply("camel.server.port").map(String::trim).orElse("8080"));
+        String secret = generatedSecret();
         SandboxSettings settings = SandboxSettings.builder()
                 .webhookUrl("http://127.0.0.1:" + consumerPort + "/hooks/metakit")
                 .webhookSecret(secret)
@@ -80,6 +82,8 @@ final class SandboxRun extends MainListenerSupport {
                 .faults(SandboxFaults.moderate())
                 .apiPort(0)
                 .build();
+        // the sandbox world is new every run: its mirror lives in its own database, recreated empty
+        database.recreate();
         Sandbox sandbox = new Sandbox(settings);
 
         Map<String, String> overrides = new LinkedHashMap<>();
@@ -93,15 +97,14 @@ final class SandboxRun extends MainListenerSupport {
         // lost deliveries are repaired by the periodic reconcile: make that quick enough to watch
         overrides.put("metakit.reconcile.interval", or(env.apply("METAKIT_RECONCILE_INTERVAL"), "PT20S"));
         overrides.put("metakit.status.interval", or(env.apply("METAKIT_STATUS_INTERVAL"), "PT10S"));
-        // the sandbox is a new world every run: its mirror gets its own database, emptied at startup
-        boolean fresh = blank(env.apply("DATABASE_URL")) && blank(env.apply("METAKIT_EMBEDDED_DB_DIR"));
-        if (fresh) {
-            overrides.put("metakit.database.embedded-dir", DEDICATED_DB_DIR);
-        }
-        return new SandboxRun(sandbox, overrides, fresh);
+        overrides.put("metakit.database.url", "");
+        overrides.put("metakit.database.user", "");
+        overrides.put("metakit.database.password", "");
+        overrides.put("metakit.database.embedded-dir", database.setting());
+        return new SandboxRun(sandbox, database, overrides);
     }
 
-    /** What the consumer must be configured with, applied by Application before camel-main creates any bean. */
+    /** What the consumer must be configured with, applied by RunMode before camel-main creates any bean. */
     Map<String, String> overrides() {
         return overrides;
     }
@@ -109,14 +112,8 @@ final class SandboxRun extends MainListenerSupport {
     @Override
     public void beforeStart(BaseMainSupport main) {
         context = main.getCamelContext();
-        if (freshDatabase) {
-            DataSource db = bean("inboxDataSource", DataSource.class);
-            try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
-                s.execute("truncate webhook_inbox, positions, accounts, webhook_endpoints, reconcile_runs");
-            } catch (Exception e) {
-                throw new IllegalStateException("could not empty the sandbox database", e);
-            }
-        }
+        // a host may bind its own inboxDataSource: the sandbox's fake world never goes into anything but its own
+        database.verify(bean("inboxDataSource", DataSource.class));
         // every reconcile and retry is logged at INFO: in the sandbox the progress line says it in one place
         Configurator.setLevel("dev.metakit.inbox.reconcile", Level.WARN);
         Configurator.setLevel("dev.metakit.inbox.worker", Level.WARN);
@@ -242,7 +239,7 @@ final class SandboxRun extends MainListenerSupport {
                  Traffic           : %3$s accounts, %4$s trades/s, moderate faults (delays, duplicates, lost
                                      deliveries, API 5xx/429, slow answers)
                  Every %5$d s one progress line; "converged: yes" means the positions table matches the sandbox.
-                 Leave sandbox mode: set METAKIT_API_URL, METAKIT_API_KEY and METAKIT_WEBHOOK_SECRET (and DATABASE_URL)
+                 Leave sandbox mode: configure METAKIT_API_URL, METAKIT_API_KEY, METAKIT_WEBHOOK_SECRET or DATABASE_URL
                 ==================================================================================================
                 """.formatted(port, apiUrl, ACCOUNTS, rate, PROGRESS_EVERY.toSeconds());
     }
@@ -255,10 +252,6 @@ final class SandboxRun extends MainListenerSupport {
 
     private static String or(String value, String fallback) {
         return blank(value) ? fallback : value.trim();
-    }
-
-    private static String trim(String s) {
-        return s == null ? null : s.trim();
     }
 
     private static boolean blank(String s) {

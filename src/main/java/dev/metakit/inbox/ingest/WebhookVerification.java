@@ -26,6 +26,7 @@ public class WebhookVerification implements Processor {
     private volatile String previousSecret;
     private long toleranceSeconds = 300;
     private boolean devMode;
+    private volatile boolean secretGenerated;
     private Clock clock = Clock.systemUTC();
     private volatile SignatureVerifier verifier;
 
@@ -40,6 +41,7 @@ public class WebhookVerification implements Processor {
                         + "webhook's signing secret (or use the dev run, which generates one)");
             }
             secret = generateDevSecret();
+            secretGenerated = true;
         }
         secrets(secret, previousSecret);
     }
@@ -91,6 +93,11 @@ public class WebhookVerification implements Processor {
     }
 
     /** The secret in force, for the dev run's banner; never logged. */
+    /** True when no secret was configured and the dev run generated one (a throwaway, fit to be printed). */
+    public boolean secretGenerated() {
+        return secretGenerated;
+    }
+
     public String currentSecret() {
         return secret;
     }

@@ -24,7 +24,7 @@ import java.util.Map;
  * never by {@code mvn verify}).
  *
  * <p>The real bundle ({@link RunningInbox}: camel-main, application.properties, routes/) on the test database (embedded
- * PostgreSQL, or {@code DATABASE_URL}), pointed at the sandbox's REST API ({@link BenchApi}: N accounts, some open
+ * PostgreSQL, or a database of its own on the server named by {@code METAKIT_TEST_DATABASE_URL}), pointed at the sandbox's REST API ({@link BenchApi}: N accounts, some open
  * positions each, a fixed response latency, no faults). Each round puts R rows into {@code webhook_inbox} with one
  * {@code insert ... select generate_series} (one transaction, so all become visible at once): signed-looking keys
  * {@code <t>:<64 hex>}, {@code position.modified} bodies for accounts 1..N interleaved (row g is account

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.config;
 
+import dev.metakit.inbox.support.ChildEnvironment;
 import dev.metakit.inbox.support.InboxProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,8 +25,7 @@ class StartupErrorIT {
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", InboxProcess.jar().toString()).directory(workDir.toFile())
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD);
-        pb.environment().keySet().removeIf(k -> k.startsWith("METAKIT_") || k.startsWith("DATABASE_"));
-        pb.environment().putAll(env);
+        ChildEnvironment.withoutBundleSettings(pb.environment()).putAll(env);
         Process p = pb.start();
         String stderr = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();

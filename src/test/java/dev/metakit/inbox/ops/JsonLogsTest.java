@@ -2,6 +2,7 @@ package dev.metakit.inbox.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.support.ChildEnvironment;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -47,7 +48,7 @@ class JsonLogsTest {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         ProcessBuilder pb = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
                 JsonLogProbe.class.getName());
-        pb.environment().remove("METAKIT_LOG_FORMAT");
+        ChildEnvironment.withoutBundleSettings(pb.environment());
         if (format != null) {
             pb.environment().put("METAKIT_LOG_FORMAT", format);
         }

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.portability;
 
+import dev.metakit.inbox.support.NoEnvironmentOverrides;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestSignatures;
@@ -39,6 +40,7 @@ class CamelRunTest {
             list.filter(p -> p.toString().endsWith(".camel.yaml")).sorted().forEach(p -> files.add("file:" + p));
         }
         KameletMain main = new KameletMain("metakit-inbox-camel-run-test");
+        main.addMainListener(new NoEnvironmentOverrides());
         main.setDownload(false);
         main.addInitialProperty("camel.main.routesIncludePattern", files.toString());
         main.addInitialProperty("camel.component.properties.location",

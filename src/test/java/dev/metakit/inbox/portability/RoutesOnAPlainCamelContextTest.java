@@ -2,6 +2,7 @@ package dev.metakit.inbox.portability;
 
 import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.NoEnvironmentOverrides;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestSignatures;
@@ -57,6 +58,7 @@ class RoutesOnAPlainCamelContextTest {
             overrides.put("metakit.reconcile.interval", "PT1H");
             overrides.put("metakit.status.interval", "PT1H");
             context.getPropertiesComponent().setLocation("file:" + RunningInbox.basedir().resolve("application.properties"));
+            NoEnvironmentOverrides.apply(context);
             context.getPropertiesComponent().setOverrideProperties(overrides);
 
             // the host's HTTP server (a Spring Boot or Quarkus application brings its own)

@@ -18,7 +18,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The shaded jar as its own process ({@code java -jar target/metakit-inbox.jar}), configured only through the
  * environment the way an operator runs it, on the test database and fixed ports so a restart answers where the
- * killed one did. Its output goes to a log file under the build directory.
+ * killed one did. Nothing of the test JVM's own bundle settings reaches it ({@link ChildEnvironment}). Its output goes to a log file under the build directory.
  */
 public final class InboxProcess implements AutoCloseable {
     private final int httpPort = RunningInbox.freePort();
@@ -64,7 +64,7 @@ public final class InboxProcess implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-jar", jar().toString())
                 .directory(workDir.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        pb.environment().putAll(env);
+        ChildEnvironment.withoutBundleSettings(pb.environment()).putAll(env);
         try {
             process = pb.start();
         } catch (IOException e) {

@@ -34,6 +34,7 @@ public final class RunningInbox implements AutoCloseable {
         httpPort = freePort();
         managementPort = freePort();
         main = new Main();
+        main.addMainListener(new NoEnvironmentOverrides());
         main.setPropertyPlaceholderLocations("file:" + basedir().resolve("application.properties"));
         main.addOverrideProperty("camel.main.routes-include-pattern",
                 "file:" + basedir().resolve("routes") + "/*.camel.yaml");
@@ -182,7 +183,7 @@ public final class RunningInbox implements AutoCloseable {
         }
     }
 
-    static int freePort() {
+    public static int freePort() {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         } catch (IOException e) {

@@ -11,12 +11,14 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * One real PostgreSQL per test JVM: embedded by default, or the one named by {@code DATABASE_URL}
- * (jdbc:postgresql:// form, with DATABASE_USER / DATABASE_PASSWORD). The schema is migrated once;
- * {@link #truncateAll()} gives each test a clean slate.
+ * One real PostgreSQL per test JVM: embedded by default, or a database of its own on the server named by
+ * {@code METAKIT_TEST_DATABASE_URL} ({@link ExternalTestServer}: created for the run, dropped after). Never the
+ * production settings: {@code DATABASE_URL} and {@code METAKIT_DATABASE_URL} are not read here, because the tests
+ * empty every table. The schema is migrated once; {@link #truncateAll()} gives each test a clean slate.
  */
 public final class TestDatabase {
     private static EmbeddedPostgres embedded;
+    private static ExternalTestServer external;
     private static DataSource dataSource;
     private static String jdbcUrl;
     private static String user;
@@ -27,13 +29,12 @@ public final class TestDatabase {
 
     public static synchronized DataSource dataSource() {
         if (dataSource == null) {
-            String external = System.getenv("DATABASE_URL");
-            if (external != null && !external.isBlank()) {
-                var settings = dev.metakit.inbox.db.DatabaseSettings.parse(external,
-                        System.getenv("DATABASE_USER"), System.getenv("DATABASE_PASSWORD"));
-                jdbcUrl = settings.jdbcUrl();
-                user = settings.user();
-                password = settings.password();
+            external = ExternalTestServer.fromEnvironment(System::getenv).orElse(null);
+            if (external != null) {
+                Runtime.getRuntime().addShutdownHook(new Thread(external::dropCreated, "test-database-drop"));
+                jdbcUrl = external.createDatabase();
+                user = external.user();
+                password = external.password();
                 var pg = new org.postgresql.ds.PGSimpleDataSource();
                 pg.setUrl(jdbcUrl);
                 pg.setUser(user);
@@ -53,6 +54,25 @@ public final class TestDatabase {
             Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
         }
         return dataSource;
+    }
+
+    /**
+     * Another new, empty database on the test server (no schema), for a test that needs one of its own; on an
+     * external server it is dropped with the run's. Returns its JDBC URL (user and password: {@link #user()},
+     * {@link #password()}).
+     */
+    public static synchronized String createDatabase() {
+        dataSource();
+        if (external != null) {
+            return external.createDatabase();
+        }
+        String name = "metakit_test_" + Long.toHexString(System.nanoTime());
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute("create database " + name);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not create a database on the embedded test server", e);
+        }
+        return embedded.getJdbcUrl("postgres", name);
     }
 
     /** A JDBC URL that a separately configured component (or a child process) can use. */
@@ -105,10 +125,22 @@ public final class TestDatabase {
         }
     }
 
-    /** Empties every table of the bundle's schema (not Flyway's history). */
+    /**
+     * Empties every table of the test database's schema except Flyway's history: tables added by a new migration are
+     * emptied too. Only ever the database this class made (a fresh embedded server, or a database it created).
+     */
     public static void truncateAll() {
         try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("truncate webhook_inbox, inbox_account_backoff, positions, accounts, webhook_endpoints, reconcile_runs");
+            s.execute("""
+                    do $$
+                    declare tables text;
+                    begin
+                      select string_agg(format('%I', tablename), ', ') into tables from pg_tables
+                       where schemaname = current_schema() and tablename <> 'flyway_schema_history';
+                      if tables is not null then
+                        execute 'truncate ' || tables;
+                      end if;
+                    end $$""");
         } catch (SQLException e) {
             throw new IllegalStateException("could not truncate the test database", e);
         }
