@@ -72,9 +72,10 @@ final class SandboxRun extends MainListenerSupport {
     static SandboxRun prepare(Function<String, Optional<String>> resolve, Function<String, String> env,
                               SandboxDatabase database) throws IOException {
         int consumerPort = Integer.parseInt(resolve.apply("camel.server.port").map(String::trim).orElse("8080"));
+        String path = resolve.apply("metakit.webhook.path").map(String::trim).orElseThrow();
         String secret = generatedSecret();
         SandboxSettings settings = SandboxSettings.builder()
-                .webhookUrl("http://127.0.0.1:" + consumerPort + "/hooks/metakit")
+                .webhookUrl("http://127.0.0.1:" + consumerPort + path)
                 .webhookSecret(secret)
                 .seed(Long.parseLong(or(env.apply("METAKIT_SANDBOX_SEED"), "42")))
                 .accounts(ACCOUNTS)
@@ -136,10 +137,11 @@ final class SandboxRun extends MainListenerSupport {
                 touched.put(ticket.longValue(), System.nanoTime());
             }
         });
-        String port = context.resolvePropertyPlaceholders("{{camel.server.port}}");
-        System.out.println(banner(port, sandbox.apiBaseUrl().toString(), sandbox.settings().operationsPerSecond()));
+        String url = "http://localhost:" + context.resolvePropertyPlaceholders("{{camel.server.port}}")
+                + context.resolvePropertyPlaceholders("{{metakit.webhook.path}}");
+        System.out.println(banner(url, sandbox.apiBaseUrl().toString(), sandbox.settings().operationsPerSecond()));
         System.out.println(" Webhook secret: " + verification.currentSecret() + "\n Send your own signed test delivery"
-                + " (paste into a shell; a tampered copy gets 400):" + DevRunBanner.sendCommand(verification.currentSecret(), port));
+                + " (paste into a shell; a tampered copy gets 400):" + DevRunBanner.sendCommand(verification.currentSecret(), url));
         sandbox.start();
         progress.scheduleWithFixedDelay(this::printProgress, PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(),
                 TimeUnit.MILLISECONDS);
@@ -229,19 +231,19 @@ final class SandboxRun extends MainListenerSupport {
         return bean;
     }
 
-    static String banner(String port, String apiUrl, double rate) {
+    static String banner(String url, String apiUrl, double rate) {
         return """
 
                 ==================================================================================================
                  metakit-inbox SANDBOX MODE: a simulated MetaKit runs in this process (not for production)
-                 Consumer endpoint : http://localhost:%1$s/hooks/metakit  (signed deliveries from the sandbox)
+                 Consumer endpoint : %1$s  (signed deliveries from the sandbox)
                  Sandbox REST API  : %2$s  (the consumer reconciles against it)
                  Traffic           : %3$s accounts, %4$s trades/s, moderate faults (delays, duplicates, lost
                                      deliveries, API 5xx/429, slow answers)
                  Every %5$d s one progress line; "converged: yes" means the positions table matches the sandbox.
                  Leave sandbox mode: configure METAKIT_API_URL, METAKIT_API_KEY, METAKIT_WEBHOOK_SECRET or DATABASE_URL
                 ==================================================================================================
-                """.formatted(port, apiUrl, ACCOUNTS, rate, PROGRESS_EVERY.toSeconds());
+                """.formatted(url, apiUrl, ACCOUNTS, rate, PROGRESS_EVERY.toSeconds());
     }
 
     private static String generatedSecret() {
