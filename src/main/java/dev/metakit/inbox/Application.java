@@ -11,7 +11,8 @@ public final class Application {
     }
 
     public static void main(String[] args) throws Exception {
-        Main main = new Main(Application.class);
+        // no main class: camel-main would scan its package for RouteBuilders, which application.properties names
+        Main main = new Main();
         // the application.properties in the working directory (the project folder under ./run.sh) overrides the copy
         // in the jar: Camel looks a key up in the locations in the order given and takes the first it finds
         main.setPropertyPlaceholderLocations(
