@@ -108,7 +108,8 @@ public final class TestDatabase {
     /** Empties every table of the bundle's schema (not Flyway's history). */
     public static void truncateAll() {
         try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("truncate webhook_inbox, inbox_account_backoff, positions, accounts, webhook_endpoints, reconcile_runs");
+            s.execute("truncate webhook_inbox, inbox_account_backoff, positions, accounts, webhook_endpoints, reconcile_runs,"
+                    + " position_changes, position_change_seqs");
         } catch (SQLException e) {
             throw new IllegalStateException("could not truncate the test database", e);
         }
