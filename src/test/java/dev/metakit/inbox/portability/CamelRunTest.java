@@ -58,7 +58,7 @@ class CamelRunTest {
                 TestDatabase.password() == null ? "" : TestDatabase.password());
         main.start();
         try {
-            assertThat(main.getCamelContext().getRoutes()).hasSize(12).allSatisfy(route ->
+            assertThat(main.getCamelContext().getRoutes()).hasSize(15).allSatisfy(route ->
                     assertThat(route.getSourceResource().getLocation()).startsWith("file:"));
 
             byte[] body = "{\"event\":\"webhook.test\",\"account_id\":1,\"data\":{}}".getBytes(StandardCharsets.UTF_8);
