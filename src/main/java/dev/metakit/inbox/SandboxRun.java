@@ -1,5 +1,7 @@
 package dev.metakit.inbox;
 
+import dev.metakit.inbox.feed.ChangePublisher;
+import dev.metakit.inbox.feed.FeedOrderCheck;
 import dev.metakit.inbox.ingest.WebhookVerification;
 import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.sandbox.Convergence;
@@ -54,6 +56,7 @@ final class SandboxRun extends MainListenerSupport {
     private final Map<String, String> overrides;
     private final boolean freshDatabase;
     private final Map<Long, Long> touched = new ConcurrentHashMap<>();
+    private final FeedOrderCheck feed = new FeedOrderCheck();
     private ScheduledExecutorService progress;
     private CamelContext context;
 
@@ -112,7 +115,8 @@ final class SandboxRun extends MainListenerSupport {
         if (freshDatabase) {
             DataSource db = bean("inboxDataSource", DataSource.class);
             try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
-                s.execute("truncate webhook_inbox, positions, accounts, webhook_endpoints, reconcile_runs");
+                s.execute("truncate webhook_inbox, positions, accounts, webhook_endpoints, reconcile_runs,"
+                        + " position_changes, position_change_seqs");
             } catch (Exception e) {
                 throw new IllegalStateException("could not empty the sandbox database", e);
             }
@@ -134,6 +138,7 @@ final class SandboxRun extends MainListenerSupport {
             return t;
         });
         sandbox.onRotation(rotation -> rotated(verification, rotation));
+        bean("changePublisher", ChangePublisher.class).onSent(feed);
         sandbox.market().onEvent(event -> {
             if (event.data().get("ticket") instanceof Number ticket) {
                 touched.put(ticket.longValue(), System.nanoTime());
@@ -198,9 +203,9 @@ final class SandboxRun extends MainListenerSupport {
         AccountReconciler reconciler = bean("accountReconciler", AccountReconciler.class);
         return String.format(java.util.Locale.ROOT,
                 "sandbox: %d trades | deliveries received %d, %d duplicates, %d rejected | inbox backlog %s"
-                        + " | reconciles %d | API calls %d | %s",
+                        + " | reconciles %d | API calls %d | %s | %s",
                 truth.operations(), stored + duplicates, duplicates, rejected, backlog(db), reconciler.reconciles(),
-                sandbox.apiCalls().total(), converged);
+                sandbox.apiCalls().total(), converged, feed.summary());
     }
 
     private static String backlog(DataSource db) {

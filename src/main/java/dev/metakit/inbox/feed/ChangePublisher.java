@@ -17,7 +17,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -44,6 +46,7 @@ public class ChangePublisher implements CamelContextAware {
     private final Map<Long, Backoff> backoffs = new ConcurrentHashMap<>();
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
+    private final List<Consumer<FeedChange>> sentListeners = new CopyOnWriteArrayList<>();
 
     private CamelContext camelContext;
     private String dataSourceBean = "inboxDataSource";
@@ -132,6 +135,7 @@ public class ChangePublisher implements CamelContextAware {
                     failed(account, change.id() + ": " + error.getMessage());
                     return;
                 }
+                sentListeners.forEach(l -> l.accept(change));
                 ChangeStore.markPublished(c, change.changeId());
                 published.incrementAndGet();
             }
@@ -210,6 +214,11 @@ public class ChangePublisher implements CamelContextAware {
             dataSource = camelContext.getRegistry().lookupByNameAndType(dataSourceBean, DataSource.class);
         }
         return dataSource;
+    }
+
+    /** Told of every change the outlet took (repeats included), in the order it took them per account. */
+    public void onSent(Consumer<FeedChange> listener) {
+        sentListeners.add(listener);
     }
 
     /** How long the oldest unpublished change has waited (zero when none waits): the feed's lag. */
