@@ -154,8 +154,15 @@ public final class KafkaBroker implements AutoCloseable {
         }
     }
 
+    /** Where the broker's log and classpath file go: the build folder (metakit.build.dir, else target/). */
     private static Path buildDir() {
-        return InboxProcess.jar().getParent();
+        Path dir = Path.of(System.getProperty("metakit.build.dir",
+                RunningInbox.basedir().resolve("target").toString()));
+        try {
+            return Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Override
