@@ -77,7 +77,7 @@ public class ChangePublisher implements CamelContextAware {
 
     /** Hands every account with unpublished changes, not in hand nor backing off, to the pool. Returns how many. */
     public int publishDue() throws SQLException {
-        if (stopped) {
+        if (!running()) {
             return 0;
         }
         ExecutorService threads = pool();
@@ -127,9 +127,12 @@ public class ChangePublisher implements CamelContextAware {
     }
 
     private void drain(Connection c, long account) throws SQLException {
-        while (!stopped) {
+        while (running()) {
             List<FeedChange> batch = ChangeStore.unpublished(c, account, BATCH);
             for (FeedChange change : batch) {
+                if (!running()) {
+                    return; // the outlet route stops with the context: what is left goes out after the restart
+                }
                 Exception error = send(change);
                 if (error != null) {
                     failed(account, change.id() + ": " + error.getMessage());
@@ -146,6 +149,10 @@ public class ChangePublisher implements CamelContextAware {
         if (backoffs.remove(account) != null) {
             LOG.info("Feed: account {} publishes again", account);
         }
+    }
+
+    private boolean running() {
+        return !stopped && camelContext.getStatus().isStarted();
     }
 
     /** Sends one change; null once the outlet took it, else the error. */
