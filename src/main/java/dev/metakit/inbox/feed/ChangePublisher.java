@@ -59,6 +59,7 @@ public class ChangePublisher implements CamelContextAware {
     private int maxAccountsPerPoll = 1000;
     private volatile ExecutorService pool;
     private volatile boolean stopped;
+    private volatile boolean pollFailing;
 
     private record Backoff(int failures, long retryAtNanos) {
     }
@@ -76,7 +77,7 @@ public class ChangePublisher implements CamelContextAware {
     }
 
     /** Hands every account with unpublished changes, not in hand nor backing off, to the pool. Returns how many. */
-    public int publishDue() throws SQLException {
+    public int publishDue() {
         if (!running()) {
             return 0;
         }
@@ -84,6 +85,17 @@ public class ChangePublisher implements CamelContextAware {
         List<Long> due;
         try (Connection c = dataSource().getConnection()) {
             due = ChangeStore.accountsWithUnpublished(c, maxAccountsPerPoll);
+        } catch (SQLException e) {
+            // every poll would say the same while the database is away: once when it starts, once when it ends
+            if (!pollFailing) {
+                LOG.warn("Feed: cannot read the unpublished changes, retrying every poll: {}", e.getMessage());
+                pollFailing = true;
+            }
+            return 0;
+        }
+        if (pollFailing) {
+            LOG.info("Feed: the unpublished changes can be read again");
+            pollFailing = false;
         }
         int handed = 0;
         long now = System.nanoTime();
@@ -120,7 +132,7 @@ public class ChangePublisher implements CamelContextAware {
                 }
             }
         } catch (SQLException e) {
-            failed(account, "database: " + e.getMessage());
+            failed(account, "database: " + e.getMessage()); // counted too: the change waits all the same
         } catch (RuntimeException e) {
             failed(account, e.getMessage());
         }
@@ -135,7 +147,7 @@ public class ChangePublisher implements CamelContextAware {
                 }
                 Exception error = send(change);
                 if (error != null) {
-                    failed(account, change.id() + ": " + error.getMessage());
+                    failed(account, "the outlet did not take change " + change.id() + ": " + error.getMessage());
                     return;
                 }
                 sentListeners.forEach(l -> l.accept(change));
@@ -184,8 +196,8 @@ public class ChangePublisher implements CamelContextAware {
         });
         // one line when an account starts failing, then one per doubling of its backoff
         if (Integer.bitCount(b.failures()) == 1) {
-            LOG.warn("Feed: account {} waits at change {} (failure {}, next try in {} ms)", account, why,
-                    b.failures(), Duration.ofNanos(b.retryAtNanos() - System.nanoTime()).toMillis());
+            LOG.warn("Feed: account {} stopped, failure {}, next try in {} ms: {}", account, b.failures(),
+                    Duration.ofNanos(b.retryAtNanos() - System.nanoTime()).toMillis(), why);
         }
     }
 
@@ -240,7 +252,7 @@ public class ChangePublisher implements CamelContextAware {
         return published.get();
     }
 
-    /** Sends the outlet failed (each backs its account off), since this instance started. */
+    /** Publish attempts that failed (the outlet's error, or the database's), each backing its account off. */
     public long failureCount() {
         return failures.get();
     }

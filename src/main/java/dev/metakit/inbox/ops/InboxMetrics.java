@@ -171,7 +171,8 @@ public class InboxMetrics implements CamelContextAware {
             FunctionCounter.builder("metakit.feed.changes.published", publisher, ChangePublisher::publishedCount)
                     .description("Position changes the feed's outlet took from this instance").register(r);
             FunctionCounter.builder("metakit.feed.publish.failures", publisher, ChangePublisher::failureCount)
-                    .description("Sends to the feed's outlet that failed (the change is sent again)").register(r);
+                    .description("Publish attempts that failed: the outlet's error or the database's (the change is sent again)")
+                    .register(r);
         }
         Gauge.builder("metakit.feed.lag", this, m -> m.feedLag.toMillis() / 1000.0).baseUnit("seconds")
                 .description("Age of the oldest unpublished position change (0 when none waits)").register(r);
