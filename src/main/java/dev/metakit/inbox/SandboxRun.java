@@ -1,5 +1,7 @@
 package dev.metakit.inbox;
 
+import dev.metakit.inbox.feed.ChangePublisher;
+import dev.metakit.inbox.feed.FeedOrderCheck;
 import dev.metakit.inbox.ingest.WebhookVerification;
 import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.sandbox.Convergence;
@@ -54,6 +56,7 @@ final class SandboxRun extends MainListenerSupport {
     private final SandboxDatabase database;
     private final Map<String, String> overrides;
     private final Map<Long, Long> touched = new ConcurrentHashMap<>();
+    private final FeedOrderCheck feed = new FeedOrderCheck();
     private ScheduledExecutorService progress;
     private CamelContext context;
 
@@ -132,6 +135,7 @@ final class SandboxRun extends MainListenerSupport {
             return t;
         });
         sandbox.onRotation(rotation -> rotated(verification, rotation));
+        bean("changePublisher", ChangePublisher.class).onSent(feed);
         sandbox.market().onEvent(event -> {
             if (event.data().get("ticket") instanceof Number ticket) {
                 touched.put(ticket.longValue(), System.nanoTime());
@@ -197,9 +201,9 @@ final class SandboxRun extends MainListenerSupport {
         AccountReconciler reconciler = bean("accountReconciler", AccountReconciler.class);
         return String.format(java.util.Locale.ROOT,
                 "sandbox: %d trades | deliveries received %d, %d duplicates, %d rejected | inbox backlog %s"
-                        + " | reconciles %d | API calls %d | %s",
+                        + " | reconciles %d | API calls %d | %s | %s",
                 truth.operations(), stored + duplicates, duplicates, rejected, backlog(db), reconciler.reconciles(),
-                sandbox.apiCalls().total(), converged);
+                sandbox.apiCalls().total(), converged, feed.summary());
     }
 
     private static String backlog(DataSource db) {

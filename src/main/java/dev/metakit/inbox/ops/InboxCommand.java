@@ -1,6 +1,7 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.db.DatabaseSettings;
+import dev.metakit.inbox.feed.FeedMaintenance;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import java.io.PrintStream;
@@ -17,6 +18,8 @@ import java.util.Map;
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand replay --all
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand requeue-failed [--account 2]
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand prune --older-than P7D
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand feed-replay --account 2 --from-seq 40
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand feed-replay --since 2026-12-01T00:00:00Z
  * </pre>
  */
 public final class InboxCommand {
@@ -24,6 +27,8 @@ public final class InboxCommand {
             usage: InboxCommand replay (--account ID | --from INSTANT | --to INSTANT)... | replay --all
                    InboxCommand requeue-failed [--account ID]
                    InboxCommand prune [--older-than DURATION]   (default P7D, at least P1D; failed rows are kept)
+                   InboxCommand feed-replay --account ID --from-seq SEQ | feed-replay --since INSTANT
+                     (publishes the change feed's retained changes again, with their ids, in order per account)
               INSTANT is ISO-8601 UTC (2026-12-01T00:00:00Z); --from is inclusive, --to exclusive (received_at).
               The database is DATABASE_URL (jdbc:postgresql://... or postgres://user:pass@host/db),
               DATABASE_USER and DATABASE_PASSWORD.""";
@@ -46,6 +51,8 @@ public final class InboxCommand {
         Instant to = null;
         boolean all = false;
         String olderThan = "P7D";
+        Long fromSeq = null;
+        Instant since = null;
         try {
             for (int i = 1; i < args.length; i++) {
                 switch (args[i]) {
@@ -54,6 +61,8 @@ public final class InboxCommand {
                     case "--to" -> to = Instant.parse(value(args, ++i));
                     case "--all" -> all = true;
                     case "--older-than" -> olderThan = value(args, ++i);
+                    case "--from-seq" -> fromSeq = Long.valueOf(value(args, ++i));
+                    case "--since" -> since = Instant.parse(value(args, ++i));
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -70,7 +79,8 @@ public final class InboxCommand {
             return 2;
         }
         try {
-            InboxMaintenance maintenance = new InboxMaintenance(dataSource(url, env));
+            PGSimpleDataSource db = dataSource(url, env);
+            InboxMaintenance maintenance = new InboxMaintenance(db);
             switch (args[0]) {
                 case "replay" -> {
                     if (!all && account == null && from == null && to == null) {
@@ -85,6 +95,18 @@ public final class InboxCommand {
                     InboxRetention settings = new InboxRetention();
                     settings.setRetention(olderThan);
                     out.println("pruned " + maintenance.prune(settings.getRetention(), 5000) + " processed rows");
+                }
+                case "feed-replay" -> {
+                    FeedMaintenance feed = new FeedMaintenance(db);
+                    if (account != null && fromSeq != null && since == null) {
+                        out.println("marked " + feed.replayAccount(account, fromSeq) + " changes for publishing again");
+                    } else if (since != null && account == null && fromSeq == null) {
+                        out.println("marked " + feed.replaySince(since) + " changes for publishing again");
+                    } else {
+                        err.println("InboxCommand: feed-replay needs --account with --from-seq, or --since alone\n"
+                                + USAGE);
+                        return 2;
+                    }
                 }
                 default -> {
                     err.println("InboxCommand: unknown command " + args[0] + "\n" + USAGE);

@@ -1,5 +1,7 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.feed.ChangePublisher;
+import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.signature.SignatureVerificationException;
 import dev.metakit.inbox.worker.InboxQueue;
 import dev.metakit.inbox.worker.InboxWorker;
@@ -60,6 +62,7 @@ public class InboxMetrics implements CamelContextAware {
 
     private volatile InboxQueue.Backlog backlog = new InboxQueue.Backlog(0, 0, Duration.ZERO);
     private volatile boolean refreshFailing;
+    private volatile Duration feedLag = Duration.ZERO;
 
     @Override
     public void setCamelContext(CamelContext camelContext) {
@@ -105,6 +108,7 @@ public class InboxMetrics implements CamelContextAware {
                 }
                 MeterRegistry resolved = resolve(camelContext);
                 registerMeters(resolved);
+                registerFeedMeters(resolved);
                 ingestMeters = new IngestMeters(resolved);
                 registry = resolved;
             }
@@ -153,6 +157,28 @@ public class InboxMetrics implements CamelContextAware {
                 .register(r);
     }
 
+    /** The change feed's meters; its beans are optional (a host may leave routes/changes.camel.yaml out). */
+    private void registerFeedMeters(MeterRegistry r) {
+        AccountReconciler reconciler = camelContext.getRegistry().lookupByNameAndType("accountReconciler",
+                AccountReconciler.class);
+        ChangePublisher publisher = camelContext.getRegistry().lookupByNameAndType("changePublisher",
+                ChangePublisher.class);
+        if (reconciler != null) {
+            FunctionCounter.builder("metakit.feed.changes.written", reconciler, AccountReconciler::changesWritten)
+                    .description("Position changes written to the feed's outbox by this instance's reconciles")
+                    .register(r);
+        }
+        if (publisher != null) {
+            FunctionCounter.builder("metakit.feed.changes.published", publisher, ChangePublisher::publishedCount)
+                    .description("Position changes the feed's outlet took from this instance").register(r);
+            FunctionCounter.builder("metakit.feed.publish.failures", publisher, ChangePublisher::failureCount)
+                    .description("Publish attempts that failed: the outlet's error or the database's (the change is sent again)")
+                    .register(r);
+        }
+        Gauge.builder("metakit.feed.lag", this, m -> m.feedLag.toMillis() / 1000.0).baseUnit("seconds")
+                .description("Age of the oldest unpublished position change (0 when none waits)").register(r);
+    }
+
     /** Takes the inbox snapshot the gauges show; called every few seconds by {@code metakit-metrics-refresh}. */
     public void refresh() {
         MeterRegistry r = registry();
@@ -161,6 +187,7 @@ public class InboxMetrics implements CamelContextAware {
         }
         try {
             backlog = new InboxQueue(dataSource).backlog();
+            feedLag = ChangePublisher.lag(dataSource);
             Map<String, String> endpoints = endpointStatuses();
             List<MultiGauge.Row<?>> rows = new ArrayList<>();
             synchronized (statusesSeen) {

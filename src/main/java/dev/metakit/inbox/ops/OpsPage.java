@@ -2,6 +2,7 @@ package dev.metakit.inbox.ops;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.feed.FeedMaintenance;
 import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
@@ -95,6 +96,12 @@ public class OpsPage implements CamelContextAware {
         router.route(HttpMethod.POST, path + "/api/replay").blockingHandler(ctx -> api(ctx, () ->
                 Map.of("replayed", new InboxMaintenance(dataSource())
                         .replayAccount(Long.parseLong(ctx.request().getParam("account"))))), false);
+        router.route(HttpMethod.POST, path + "/api/feed/replay").blockingHandler(ctx -> api(ctx, () -> {
+            long account = Long.parseLong(ctx.request().getParam("account"));
+            String from = ctx.request().getParam("fromSeq");
+            long fromSeq = from == null || from.isBlank() ? 1 : Long.parseLong(from);
+            return Map.of("replayed", new FeedMaintenance(dataSource()).replayAccount(account, fromSeq));
+        }), false);
         router.route(HttpMethod.POST, path + "/api/reconcile").blockingHandler(ctx -> api(ctx, () -> {
             long account = Long.parseLong(ctx.request().getParam("account"));
             Map<String, Object> headers = new LinkedHashMap<>();

@@ -37,8 +37,18 @@ public class OpsQueries {
             select a.account_id as "accountId", a.last_reconciled_at as "lastReconciledAt",
                    a.last_reconcile_error as "lastError",
                    (select count(*) from positions p where p.account_id = a.account_id and p.status = 'open')::int
-                       as "openPositions"
-              from accounts a order by a.account_id limit 500""";
+                       as "openPositions",
+                   f.seq as "lastChangeSeq", f.kind as "lastChangeKind", f.ticket as "lastChangeTicket",
+                   f.published_at as "lastChangePublishedAt"
+              from accounts a
+              left join lateral (select seq, kind, ticket, published_at from position_changes pc
+                                  where pc.account_id = a.account_id order by seq desc limit 1) f on true
+             order by a.account_id limit 500""";
+    /** the change feed's lag: how long its oldest unpublished change has waited */
+    private static final String FEED_LAG = """
+            select coalesce(extract(epoch from now() - min(reconciled_at)), 0)::bigint as "lagSeconds",
+                   count(*)::int as "unpublished"
+              from position_changes where published_at is null""";
 
     private final DataSource dataSource;
 
@@ -57,6 +67,7 @@ public class OpsQueries {
             out.put("failedRows", rows(c, FAILED));
             out.put("endpoints", rows(c, ENDPOINTS));
             out.put("accounts", rows(c, ACCOUNTS));
+            out.put("feed", rows(c, FEED_LAG).get(0));
         }
         return out;
     }

@@ -54,6 +54,7 @@ public class AccountReconciler {
 
     private final DataSource dataSource;
     private final AtomicLong applied = new AtomicLong();
+    private final AtomicLong changesWritten = new AtomicLong();
     private final Duration hintLookback;
     private final Clock clock;
 
@@ -114,24 +115,36 @@ public class AccountReconciler {
         return why.isEmpty() ? DealsQuery.notNeeded() : DealsQuery.from(from, why);
     }
 
+    /** {@link #apply(long, Instant, List, List, Collection, String)} for a reconcile a delivery asked for. */
+    public ReconcileResult apply(long accountId, Instant snapshotAt, List<ApiPosition> openNow, List<ApiDeal> deals,
+                                 Collection<Hint> hints) {
+        return apply(accountId, snapshotAt, openNow, deals, hints, "event");
+    }
+
     /**
-     * Applies one snapshot in one transaction, serialised per account by the {@code accounts} row lock.
+     * Applies one snapshot in one transaction, serialised per account by the {@code accounts} row lock. Each real
+     * transition of a row is also written to the change feed's outbox in the same transaction ({@link ChangeOutbox}).
      *
      * @param snapshotAt when the positions list was requested (taken before the request)
      * @param deals      the deals {@link #planDeals} asked for, or empty when it said none were needed
+     * @param trigger    what started the reconcile ({@code event}, {@code periodic}, {@code status-watch},
+     *                   {@code replay}, {@code manual}): the {@code source} of the changes it finds
      */
     public ReconcileResult apply(long accountId, Instant snapshotAt, List<ApiPosition> openNow, List<ApiDeal> deals,
-                                 Collection<Hint> hints) {
+                                 Collection<Hint> hints, String trigger) {
         Objects.requireNonNull(snapshotAt, "snapshotAt");
+        String source = ChangeOutbox.source(trigger);
         // timestamptz keeps microseconds: compare what is stored with what would be stored
         Instant snapshot = snapshotAt.truncatedTo(ChronoUnit.MICROS);
         try (Connection c = dataSource.getConnection()) {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(false);
             try {
-                ReconcileResult result = applyLocked(c, accountId, snapshot, openNow, deals, hints);
+                Changes changes = new Changes(c, accountId, source);
+                ReconcileResult result = applyLocked(c, accountId, snapshot, openNow, deals, hints, changes);
                 c.commit();
                 applied.incrementAndGet();
+                changesWritten.addAndGet(changes.written);
                 return result;
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
@@ -144,8 +157,30 @@ public class AccountReconciler {
         }
     }
 
+    /** The outbox writes of one reconcile transaction. */
+    private static final class Changes {
+        private final Connection c;
+        private final long accountId;
+        private final String source;
+        private int written;
+
+        Changes(Connection c, long accountId, String source) {
+            this.c = c;
+            this.accountId = accountId;
+            this.source = source;
+        }
+
+        /** After an upsert that wrote the row: the transition from {@code before} (null: a new row). */
+        void record(PositionRow before, PositionRow after) throws SQLException {
+            if (ChangeOutbox.record(c, accountId, before, after, source)) {
+                written++;
+            }
+        }
+    }
+
     private ReconcileResult applyLocked(Connection c, long accountId, Instant snapshot, List<ApiPosition> openNow,
-                                        List<ApiDeal> deals, Collection<Hint> hints) throws SQLException {
+                                        List<ApiDeal> deals, Collection<Hint> hints, Changes changes)
+            throws SQLException {
         Instant last = lockAccount(c, accountId);
         if (last != null && last.isAfter(snapshot)) {
             return ReconcileResult.stale(accountId);
@@ -172,9 +207,13 @@ public class AccountReconciler {
                     && !snapshot.isAfter(stored.row().closedAt())) {
                 continue;
             }
-            Write w = PositionTable.upsert(c, accountId, PositionRow.open(p));
+            PositionRow next = PositionRow.open(p);
+            Write w = PositionTable.upsert(c, accountId, next);
             opened += w == Write.INSERTED ? 1 : 0;
             updated += w == Write.UPDATED ? 1 : 0;
+            if (w != Write.UNCHANGED) {
+                changes.record(stored == null ? null : stored.row(), next);
+            }
         }
         for (StoredRow stored : rows.values()) {
             PositionRow r = stored.row();
@@ -185,6 +224,7 @@ public class AccountReconciler {
             PositionRow next = closure == null ? r.withStatus(PositionRow.CLOSING)
                     : closure.complete() ? r.closed(closure) : r.closing(closure);
             if (PositionTable.upsert(c, accountId, next) != Write.UNCHANGED) {
+                changes.record(r, next);
                 if (next.isClosed()) {
                     closed++;
                 } else {
@@ -208,6 +248,7 @@ public class AccountReconciler {
                 continue; // an open or modify for a ticket nowhere to be seen: nothing to record yet
             }
             if (PositionTable.upsert(c, accountId, next) != Write.UNCHANGED) {
+                changes.record(null, next); // not in rows, which holds every hinted ticket the table has
                 if (next.isClosed()) {
                     closed++;
                 } else {
@@ -242,6 +283,11 @@ public class AccountReconciler {
             s.setLong(2, accountId);
             s.executeUpdate();
         }
+    }
+
+    /** Changes written to the feed's outbox (and committed) by this instance. */
+    public long changesWritten() {
+        return changesWritten.get();
     }
 
     /** Snapshots committed by {@link #apply} since this instance started (stale ones included), for progress lines. */

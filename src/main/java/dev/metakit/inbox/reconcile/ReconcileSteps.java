@@ -32,6 +32,9 @@ public class ReconcileSteps {
     /** Header set by full reconciles (periodic, status watch): also scan the deals for positions never recorded. */
     public static final String FULL_SCAN_HEADER = "MetaKitFullScan";
     static final String FULL_SCAN = "metakitFullScan";
+    /** what started the reconcile ({@link ReconcileRoutes#TRIGGER_HEADER}; absent: a delivery did), kept for the
+     * changes it finds: headers do not survive the route's enrich calls */
+    static final String TRIGGER = "metakitTrigger";
     /** A full scan re-reads this much before the previous one's snapshot (deals stamped a little late). */
     static final Duration SCAN_MARGIN = Duration.ofMinutes(1);
 
@@ -55,6 +58,8 @@ public class ReconcileSteps {
                 ? c.stream().filter(Hint.class::isInstance).map(Hint.class::cast).toList() : List.of();
         exchange.setProperty(ACCOUNT, account);
         exchange.setProperty(HINTS, hints);
+        // headers do not survive the enrich calls: keep the trigger for apply
+        exchange.setProperty(TRIGGER, exchange.getMessage().getHeader(ReconcileRoutes.TRIGGER_HEADER, "event", String.class));
         exchange.setProperty(FULL_SCAN, Boolean.TRUE.equals(
                 exchange.getMessage().getHeader(FULL_SCAN_HEADER, Boolean.class)));
         // taken before the first call: the snapshot shows the account at this instant or later, never earlier
@@ -97,7 +102,8 @@ public class ReconcileSteps {
                 hints = all;
             }
         }
-        ReconcileResult result = accountReconciler.apply(account, snapshotAt, positions, deals, hints);
+        ReconcileResult result = accountReconciler.apply(account, snapshotAt, positions, deals, hints,
+                exchange.getProperty(TRIGGER, String.class));
         if (fullScan && !result.stale()) {
             scannedUpTo.merge(account, snapshotAt, (a, b) -> a.isAfter(b) ? a : b);
         }

@@ -78,4 +78,19 @@ class InboxCommandTest {
         assertThat(code).isEqualTo(2);
         assertThat(err.toString()).contains("DATABASE_URL is required");
     }
+
+    @Test
+    void feedReplayOfAnAccountFromASeqMarksItsChangesForPublishingAgain() throws Exception {
+        java.time.Instant t = java.time.Instant.now().minusSeconds(60);
+        for (long seq = 1; seq <= 3; seq++) {
+            dev.metakit.inbox.feed.FeedMaintenanceTestAccess.change(4, seq, t, t);
+        }
+
+        assertThat(run("feed-replay", "--account", "4", "--from-seq", "2")).isZero();
+
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("marked 2 changes");
+        assertThat(scalar("select count(*) from position_changes where published_at is null")).isEqualTo(2);
+        assertThat(run("feed-replay", "--account", "4")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("feed-replay needs --account with --from-seq");
+    }
 }

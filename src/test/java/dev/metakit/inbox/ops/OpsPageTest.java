@@ -102,6 +102,28 @@ class OpsPageTest {
     }
 
     @Test
+    void theFeedsLagAndLastChangeShowAndItsReplayMarksChangesForPublishingAgain() throws Exception {
+        startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN));
+        metakit.open(2, 20, "0.10", "0", "0", t0);
+        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        await().atMost(Duration.ofSeconds(20)).until(() -> scalar(
+                "select count(*) from position_changes where published_at is not null") == 1);
+
+        HttpResponse<String> summary = get("/ops/api/summary", TOKEN);
+        assertThat(summary.body()).contains("\"feed\":{\"lagSeconds\":0,\"unpublished\":0}",
+                "\"lastChangeSeq\":1", "\"lastChangeKind\":\"opened\"");
+        HttpResponse<String> replay = http.send(HttpRequest.newBuilder(
+                        inbox.managementUri("/ops/api/feed/replay?account=2&fromSeq=1"))
+                .header("Authorization", "Bearer " + TOKEN).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(replay.statusCode()).isEqualTo(200);
+        assertThat(replay.body()).contains("\"replayed\":1");
+        // the publisher sends it again: published once more
+        await().atMost(Duration.ofSeconds(20)).until(() -> scalar(
+                "select count(*) from position_changes where published_at is null") == 0);
+    }
+
+    @Test
     void inHeadlessChromiumThePageLoadsAndRequeueAndReconcileNowWork() throws Exception {
         Path chromium = Path.of("/usr/bin/chromium");
         Path driverBinary = Path.of("/usr/bin/chromedriver");

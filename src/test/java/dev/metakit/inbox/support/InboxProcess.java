@@ -55,6 +55,12 @@ public final class InboxProcess implements AutoCloseable {
         return jar;
     }
 
+    /** Sets one more environment variable of the process, for its next start. */
+    public InboxProcess env(String name, String value) {
+        env.put(name, value);
+        return this;
+    }
+
     /** Starts the jar and waits until {@code /observe/health} answers 200. */
     public InboxProcess start() {
         if (process != null && process.isAlive()) {

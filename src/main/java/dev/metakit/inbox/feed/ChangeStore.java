@@ -1,0 +1,129 @@
+package dev.metakit.inbox.feed;
+
+import java.math.BigDecimal;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/** The SQL of the feed on {@code position_changes}; every method works on a connection the caller owns. */
+final class ChangeStore {
+
+    private static final String COLUMNS = "change_id, account_id, seq, ticket, kind, status, symbol, type, volume,"
+            + " price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price, close_profit, changed,"
+            + " source, reconciled_at";
+
+    private ChangeStore() {
+    }
+
+    /** Accounts with an unpublished change, the one waiting longest first. */
+    static List<Long> accountsWithUnpublished(Connection c, int limit) throws SQLException {
+        List<Long> out = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("select account_id from position_changes"
+                + " where published_at is null group by account_id order by min(change_id) limit ?")) {
+            s.setInt(1, limit);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getLong(1));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The account's next unpublished changes in seq order. */
+    static List<FeedChange> unpublished(Connection c, long accountId, int limit) throws SQLException {
+        List<FeedChange> out = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("select " + COLUMNS + " from position_changes"
+                + " where account_id = ? and published_at is null order by seq limit ?")) {
+            s.setLong(1, accountId);
+            s.setInt(2, limit);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    out.add(change(rs));
+                }
+            }
+        }
+        return out;
+    }
+
+    static void markPublished(Connection c, long changeId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(
+                "update position_changes set published_at = now() where change_id = ?")) {
+            s.setLong(1, changeId);
+            s.executeUpdate();
+        }
+    }
+
+    /** Marks the account's changes from {@code fromSeq} on unpublished again. Returns how many. */
+    static int replayFrom(Connection c, long accountId, long fromSeq) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("update position_changes set published_at = null"
+                + " where account_id = ? and seq >= ? and published_at is not null")) {
+            s.setLong(1, accountId);
+            s.setLong(2, fromSeq);
+            return s.executeUpdate();
+        }
+    }
+
+    /** Marks every change reconciled at or after {@code since} unpublished again. Returns how many. */
+    static int replaySince(Connection c, Instant since) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("update position_changes set published_at = null"
+                + " where reconciled_at >= ? and published_at is not null")) {
+            s.setTimestamp(1, Timestamp.from(since));
+            return s.executeUpdate();
+        }
+    }
+
+    /** Deletes changes published before {@code cutoff}, in batches; unpublished ones are kept. Returns how many. */
+    static long prunePublished(Connection c, Instant cutoff, int batchSize) throws SQLException {
+        long total = 0;
+        try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
+                + " select change_id from position_changes where published_at < ? limit ?)")) {
+            s.setTimestamp(1, Timestamp.from(cutoff));
+            s.setInt(2, batchSize);
+            int n;
+            do {
+                n = s.executeUpdate();
+                total += n;
+            } while (n == batchSize);
+        }
+        return total;
+    }
+
+    /** How long the oldest unpublished change has waited (zero when none waits): the feed's lag. */
+    static Duration lag(Connection c) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("select extract(epoch from now() - min(reconciled_at))"
+                + " from position_changes where published_at is null"); ResultSet rs = s.executeQuery()) {
+            rs.next();
+            BigDecimal seconds = rs.getBigDecimal(1);
+            return seconds == null || seconds.signum() < 0 ? Duration.ZERO
+                    : Duration.ofNanos(seconds.movePointRight(9).longValue());
+        }
+    }
+
+    private static FeedChange change(ResultSet rs) throws SQLException {
+        Array changed = rs.getArray("changed");
+        List<String> names = Arrays.asList((String[]) changed.getArray());
+        changed.free();
+        return new FeedChange(rs.getLong("change_id"), rs.getLong("account_id"), rs.getLong("seq"),
+                rs.getLong("ticket"), rs.getString("kind"), rs.getString("status"), rs.getString("symbol"),
+                rs.getString("type"), rs.getBigDecimal("volume"), rs.getBigDecimal("price_open"),
+                instant(rs, "opened_at"), rs.getBigDecimal("sl"), rs.getBigDecimal("tp"), instant(rs, "closed_at"),
+                (Long) rs.getObject("close_deal_ticket"), rs.getBigDecimal("close_price"),
+                rs.getBigDecimal("close_profit"), List.copyOf(names), rs.getString("source"),
+                instant(rs, "reconciled_at"));
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
+}

@@ -1,0 +1,55 @@
+package dev.metakit.inbox.feed;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+
+/**
+ * Operators' changes to the feed, plain SQL (no Camel): replay and pruning. A replay marks changes unpublished
+ * again; the publisher of any instance sends them again, in seq order per account, with their original ids, so a
+ * downstream that dedupes by {@code MetaKitChangeId} sees nothing new and one that does not gets the history again.
+ * Used by {@code InboxCommand} and the bean {@code changeFeedOps}.
+ */
+public class FeedMaintenance {
+    private static final Logger LOG = LoggerFactory.getLogger(FeedMaintenance.class);
+
+    private final DataSource dataSource;
+
+    public FeedMaintenance(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** Publishes again the account's retained changes from {@code fromSeq} on. Returns how many. */
+    public int replayAccount(long accountId, long fromSeq) throws SQLException {
+        if (fromSeq < 1) {
+            throw new IllegalArgumentException("replay: the first seq is 1, got " + fromSeq);
+        }
+        int n;
+        try (Connection c = dataSource.getConnection()) {
+            n = ChangeStore.replayFrom(c, accountId, fromSeq);
+        }
+        LOG.info("Feed replay: {} changes of account {} from seq {} will be published again", n, accountId, fromSeq);
+        return n;
+    }
+
+    /** Publishes again every retained change reconciled at or after {@code since}. Returns how many. */
+    public int replaySince(Instant since) throws SQLException {
+        int n;
+        try (Connection c = dataSource.getConnection()) {
+            n = ChangeStore.replaySince(c, since);
+        }
+        LOG.info("Feed replay: {} changes reconciled since {} will be published again", n, since);
+        return n;
+    }
+
+    /** Deletes changes published before {@code cutoff}, {@code batchSize} per statement; unpublished ones stay. */
+    public long prune(Instant cutoff, int batchSize) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return ChangeStore.prunePublished(c, cutoff, batchSize);
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package dev.metakit.inbox.feed;
+
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestDatabase;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LogEvent;
+import org.apache.logging.log4j.core.Logger;
+import org.apache.logging.log4j.core.appender.AbstractAppender;
+import org.apache.logging.log4j.core.config.Property;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The bundle as shipped (routes/changes.camel.yaml with its default log outlet), fed by real reconciles. */
+class ChangeFeedRouteTest {
+    private static final String OUTLET_LOGGER = "dev.metakit.inbox.feed.outlet";
+
+    private final List<String> outletLines = Collections.synchronizedList(new ArrayList<>());
+    private final AbstractAppender capture = new AbstractAppender("feed-outlet-capture", null, null, true,
+            Property.EMPTY_ARRAY) {
+        @Override
+        public void append(LogEvent event) {
+            outletLines.add(event.getMessage().getFormattedMessage());
+        }
+    };
+    private FakeMetaKit metakit;
+    private RunningInbox inbox;
+    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+
+    @BeforeEach
+    void start() {
+        TestDatabase.truncateAll();
+        metakit = new FakeMetaKit();
+        capture.start();
+        ((Logger) LogManager.getLogger(OUTLET_LOGGER)).addAppender(capture);
+    }
+
+    @AfterEach
+    void stop() {
+        ((Logger) LogManager.getLogger(OUTLET_LOGGER)).removeAppender(capture);
+        if (inbox != null) {
+            inbox.close();
+        }
+        metakit.close();
+    }
+
+    @Test
+    void theDefaultOutletLogsOneLinePerChangeInOrderWithItsIdAndMarksItPublished() throws Exception {
+        metakit.open(3, 10, "0.10", "0", "1.09000", t0);
+        inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of());
+        inbox.postSigned(event("position.opened", 3, 10), "position.opened");
+        awaitPublished(1);
+
+        metakit.close(3, 10);
+        metakit.deal(3, 900, 10, "out", "0.10", "1.08500", "5.00", t0.plusSeconds(10));
+        inbox.postSigned(event("position.closed", 3, 10), "position.closed");
+        awaitPublished(2);
+
+        assertThat(outletLines).hasSize(2);
+        assertThat(outletLines.get(0)).contains("MetaKitChangeId=3:1", "MetaKitChangeKind=opened", "MetaKitTicket=10",
+                "\"kind\":\"opened\"", "\"source\":\"event\"");
+        assertThat(outletLines.get(1)).contains("MetaKitChangeId=3:2", "MetaKitChangeKind=closed",
+                "\"closeDealTicket\":900");
+        assertThat(inbox.metrics()).contains("metakit_feed_changes_written_total 2.0",
+                "metakit_feed_changes_published_total 2.0");
+    }
+
+    private static void awaitPublished(long n) {
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() ->
+                TestDatabase.scalar("select count(*) from position_changes where published_at is not null") == n);
+    }
+
+    private static byte[] event(String name, long account, long ticket) {
+        return ("{\"event\":\"" + name + "\",\"account_id\":" + account + ",\"created_at\":\"" + Instant.now()
+                + "\",\"data\":{\"ticket\":" + ticket + ",\"symbol\":\"EURUSD\",\"type\":\"buy\",\"volume\":0.10}}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,246 @@
+package dev.metakit.inbox.feed;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.support.TestDatabase;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.impl.DefaultCamelContext;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import java.util.stream.LongStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The publisher against a recording outlet route, on the real database. */
+class ChangePublisherTest {
+
+    private final DataSource db = TestDatabase.dataSource();
+    private final ObjectMapper json = new ObjectMapper();
+    private final List<CamelContext> contexts = new ArrayList<>();
+    private final List<ChangePublisher> publishers = new ArrayList<>();
+    /** what the outlet took, in the order it took it */
+    private final List<Map<String, Object>> received = Collections.synchronizedList(new ArrayList<>());
+    private final Map<Long, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+    private final AtomicInteger mostInFlightForOneAccount = new AtomicInteger();
+    private volatile Predicate<String> refuse = id -> false;
+    private volatile long sendMillis;
+
+    @BeforeEach
+    void cleanSlate() {
+        TestDatabase.truncateAll();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (ChangePublisher p : publishers) {
+            p.stop();
+        }
+        for (CamelContext c : contexts) {
+            c.stop();
+        }
+    }
+
+    @Test
+    void everyChangeGoesOutInSeqOrderWithItsHeadersAndJsonAndIsMarkedPublished() throws Exception {
+        insertChanges(7, 1, 3);
+        insertChanges(8, 1, 2);
+        ChangePublisher publisher = publisher(2);
+
+        publishUntil(publisher, () -> received.size() == 5);
+
+        assertThat(ids(7)).containsExactly("7:1", "7:2", "7:3");
+        assertThat(ids(8)).containsExactly("8:1", "8:2");
+        Map<String, Object> first = received.stream().filter(m -> "7:1".equals(m.get("MetaKitChangeId"))).findFirst()
+                .orElseThrow();
+        assertThat(first.get("MetaKitAccountId")).isEqualTo(7L);
+        assertThat(first.get("MetaKitTicket")).isEqualTo(1001L);
+        assertThat(first.get("MetaKitChangeKind")).isEqualTo("opened");
+        JsonNode body = json.readTree((String) first.get("body"));
+        assertThat(body.get("id").asText()).isEqualTo("7:1");
+        assertThat(body.get("seq").asLong()).isEqualTo(1);
+        assertThat(body.get("kind").asText()).isEqualTo("opened");
+        assertThat(body.get("position").get("symbol").asText()).isEqualTo("EURUSD");
+        assertThat(body.get("position").get("volume").decimalValue()).isEqualByComparingTo("0.10");
+        assertThat(body.get("changed").get(0).asText()).isEqualTo("status");
+        assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null")).isZero();
+        assertThat(publisher.publishedCount()).isEqualTo(5);
+    }
+
+    @Test
+    void aFailingOutletBacksTheAccountOffAndNeverSkipsAChange() throws Exception {
+        insertChanges(7, 1, 4);
+        AtomicInteger refusals = new AtomicInteger();
+        refuse = id -> id.equals("7:2") && refusals.incrementAndGet() <= 3;
+        ChangePublisher publisher = publisher(1);
+
+        long started = System.nanoTime();
+        publishUntil(publisher, () -> ids(7).contains("7:4"));
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        // each refusal stopped the account at 7:2; nothing after it went out before it was taken
+        assertThat(ids(7)).containsExactly("7:1", "7:2", "7:2", "7:2", "7:2", "7:3", "7:4");
+        assertThat(publisher.failureCount()).isEqualTo(3);
+        // backoff of 100, 200, 400 ms (this test's base): not three immediate retries
+        assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(700));
+        assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null")).isZero();
+    }
+
+    @Test
+    void aRefusedChangeStaysUnpublishedAndItsSuccessorsUnsent() throws Exception {
+        insertChanges(7, 1, 3);
+        refuse = id -> id.equals("7:2");
+        ChangePublisher publisher = publisher(1);
+
+        publishUntil(publisher, () -> publisher.failureCount() >= 2);
+
+        assertThat(ids(7)).doesNotContain("7:3").startsWith("7:1");
+        assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null")).isEqualTo(2);
+    }
+
+    @Test
+    void twoInstancesNeverPublishOneAccountAtOnceAndKeepItsOrder() throws Exception {
+        for (long account = 1; account <= 6; account++) {
+            insertChanges(account, 1, 15);
+        }
+        sendMillis = 3;
+        ChangePublisher a = publisher(3);
+        ChangePublisher b = publisher(3);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            a.publishDue();
+            b.publishDue();
+            return TestDatabase.scalar("select count(*) from position_changes where published_at is null") == 0;
+        });
+
+        assertThat(mostInFlightForOneAccount.get()).isEqualTo(1);
+        for (long account = 1; account <= 6; account++) {
+            long acc = account;
+            assertThat(ids(account)).containsExactlyElementsOf(
+                    LongStream.rangeClosed(1, 15).mapToObj(s -> acc + ":" + s).toList());
+        }
+        assertThat(a.publishedCount() + b.publishedCount()).isEqualTo(90);
+    }
+
+    @Test
+    void anAccountLockedByAnotherInstanceIsLeftToIt() throws Exception {
+        insertChanges(7, 1, 2);
+        insertChanges(8, 1, 1);
+        ChangePublisher publisher = publisher(1);
+        try (Connection other = db.getConnection()) {
+            assertThat(AccountPublishLock.tryLock(other, 7)).isTrue();
+
+            publishUntil(publisher, () -> ids(8).size() == 1);
+            publisher.publishDue();
+            assertThat(ids(7)).isEmpty();
+
+            // the other instance's connection ends (as with kill -9): the account is published here
+        }
+        publishUntil(publisher, () -> ids(7).size() == 2);
+        assertThat(ids(7)).containsExactly("7:1", "7:2");
+    }
+
+    @Test
+    void replayFromASeqSendsThoseChangesAgainInOrder() throws Exception {
+        insertChanges(7, 1, 4);
+        ChangePublisher publisher = publisher(1);
+        publishUntil(publisher, () -> received.size() == 4);
+
+        try (Connection c = db.getConnection()) {
+            assertThat(ChangeStore.replayFrom(c, 7, 3)).isEqualTo(2);
+        }
+        publishUntil(publisher, () -> received.size() == 6);
+
+        assertThat(ids(7)).containsExactly("7:1", "7:2", "7:3", "7:4", "7:3", "7:4");
+    }
+
+    // ---- helpers
+
+    private ChangePublisher publisher(int concurrency) throws Exception {
+        CamelContext context = new DefaultCamelContext();
+        context.addRoutes(new RouteBuilder() {
+            @Override
+            public void configure() {
+                errorHandler(noErrorHandler());
+                from(ChangePublisher.DEFAULT_OUTLET).process(ChangePublisherTest.this::outlet);
+            }
+        });
+        context.start();
+        contexts.add(context);
+        ChangePublisher p = new ChangePublisher();
+        p.setCamelContext(context);
+        p.setDataSource(db);
+        p.setConcurrency(concurrency);
+        // a short backoff so the test takes seconds; the backoff's doubling is what aFailingOutlet... checks
+        p.setBackoffBaseMillis(100);
+        p.setBackoffMaxMillis(1000);
+        publishers.add(p);
+        return p;
+    }
+
+    private void outlet(Exchange e) throws Exception {
+        var m = e.getMessage();
+        long account = m.getHeader("MetaKitAccountId", Long.class);
+        AtomicInteger n = inFlight.computeIfAbsent(account, a -> new AtomicInteger());
+        mostInFlightForOneAccount.accumulateAndGet(n.incrementAndGet(), Math::max);
+        try {
+            if (sendMillis > 0) {
+                Thread.sleep(sendMillis); // a slow outlet: widens the window in which a second send would overlap
+            }
+            Map<String, Object> copy = new LinkedHashMap<>(m.getHeaders());
+            copy.put("body", m.getBody(String.class));
+            received.add(copy);
+            if (refuse.test(m.getHeader("MetaKitChangeId", String.class))) {
+                throw new IllegalStateException("outlet refused");
+            }
+        } finally {
+            n.decrementAndGet();
+        }
+    }
+
+    private void publishUntil(ChangePublisher p, java.util.concurrent.Callable<Boolean> done) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            p.publishDue();
+            return done.call();
+        });
+    }
+
+    private List<String> ids(long account) {
+        synchronized (received) {
+            return received.stream().filter(m -> Long.valueOf(account).equals(m.get("MetaKitAccountId")))
+                    .map(m -> (String) m.get("MetaKitChangeId")).toList();
+        }
+    }
+
+    private void insertChanges(long account, long fromSeq, long toSeq) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(
+                "insert into position_changes (account_id, seq, ticket, kind, status, symbol, type, volume,"
+                        + " price_open, changed, source) values (?, ?, ?, ?, 'open', 'EURUSD', 'buy', 0.10, 1.1,"
+                        + " array['status','symbol'], 'event')")) {
+            for (long seq = fromSeq; seq <= toSeq; seq++) {
+                s.setLong(1, account);
+                s.setLong(2, seq);
+                s.setLong(3, 1000 + seq);
+                s.setString(4, seq == 1 ? "opened" : "modified");
+                s.executeUpdate();
+            }
+        }
+    }
+}
