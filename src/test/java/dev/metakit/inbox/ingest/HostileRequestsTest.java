@@ -13,6 +13,9 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -152,5 +155,61 @@ class HostileRequestsTest {
             assertThat(errors.lines()).isEmpty();
         }
         assertThat(IngestRouteTest.countRows()).isZero();
+    }
+
+    @Test
+    void connectionsOverTheCapAreClosedAndGenuineDeliveriesStillGetIn() throws Exception {
+        int cap = 1024; // METAKIT_HTTP_MAX_CONNECTIONS, default
+        List<RawHttp> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < cap + 50; i++) {
+                held.add(new RawHttp(inbox.httpPort()));
+            }
+            int closed = 0;
+            for (RawHttp c : held.subList(cap - 10, held.size())) {
+                closed += c.closedWithin(Duration.ofMillis(200)) ? 1 : 0;
+            }
+            assertThat(closed).as("of the last 60 connections, those over the cap").isBetween(50, 60);
+        } finally {
+            for (RawHttp c : held) {
+                c.close();
+            }
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(inbox.postSigned(body(7), "position.opened").statusCode()).isEqualTo(200));
+        assertThat(inbox.metrics()).containsPattern(
+                "metakit_http_connections_cut_total\\{[^}]*reason=\"connection_limit\"[^}]*} [5-9]\\d");
+    }
+
+    @Test
+    void halfSentLargeBodiesShareTheMemoryBudgetWhileSmallDeliveriesStillGetIn() throws Exception {
+        int budgetMiB = 64; // METAKIT_HTTP_MAX_PENDING_BODY_BYTES, default
+        byte[] almostAll = new byte[1024 * 1024 - 1];
+        Arrays.fill(almostAll, (byte) '{');
+        List<RawHttp> halfSent = new ArrayList<>();
+        try {
+            for (int i = 0; i < budgetMiB + 20; i++) {
+                RawHttp c = new RawHttp(inbox.httpPort());
+                halfSent.add(c);
+                try {
+                    c.send(RawHttp.head(HOOK, "Content-Length: " + (almostAll.length + 1))).send(almostAll);
+                } catch (java.io.IOException cutWhileSending) {
+                    // the server closed this one: it is over the budget
+                }
+            }
+            int cut = 0;
+            for (RawHttp c : halfSent) {
+                cut += c.closedWithin(Duration.ofMillis(100)) ? 1 : 0;
+            }
+            assertThat(cut).as("half-sent 1 MiB bodies closed for the budget").isBetween(20, 30);
+            assertThat(inbox.postSigned(body(8), "position.opened").statusCode()).as("a small delivery meanwhile")
+                    .isEqualTo(200);
+        } finally {
+            for (RawHttp c : halfSent) {
+                c.close();
+            }
+        }
+        assertThat(inbox.metrics()).containsPattern(
+                "metakit_http_connections_cut_total\\{[^}]*reason=\"body_memory\"[^}]*} [2-9]\\d");
     }
 }
