@@ -318,7 +318,8 @@ class SignatureVerifierTest {
                 org.assertj.core.groups.Tuple.tuple("missing signature header", "missing_header"),
                 org.assertj.core.groups.Tuple.tuple("malformed signature header", "malformed_header"),
                 org.assertj.core.groups.Tuple.tuple("timestamp outside tolerance", "timestamp_outside_tolerance"),
-                org.assertj.core.groups.Tuple.tuple("signature mismatch", "signature_mismatch"));
+                org.assertj.core.groups.Tuple.tuple("signature mismatch", "signature_mismatch"),
+                org.assertj.core.groups.Tuple.tuple("repeated signature or event header", "repeated_header"));
     }
 
     static Stream<Arguments> malformedHeaders() {
