@@ -37,8 +37,9 @@ final class ConnectionGuard {
     }
 
     /**
-     * Takes a new connection in: installs its handlers between {@code beforeName} (the decoder) and
-     * {@code afterName} (Vert.x's connection handler), or closes it at once when the cap is reached.
+     * Takes a new connection in: installs one handler before {@code decoderName} (raw bytes) and one before
+     * {@code connectionHandlerName} (Vert.x's connection handler, so after the codec), or closes the connection at
+     * once when the cap is reached.
      */
     void admit(ChannelPipeline pipeline, String decoderName, String connectionHandlerName) {
         if (open.incrementAndGet() > limits.maxConnections()) {
