@@ -111,6 +111,9 @@ final class ConnectionGuard {
         };
 
         private void received(ChannelHandlerContext ctx, int bytes) {
+            if (released) {
+                return; // bytes of a read already under way when the connection was closed: nothing holds them now
+            }
             switch (state) {
                 case WAITING -> {
                     state = State.READING;
@@ -136,6 +139,7 @@ final class ConnectionGuard {
             }
             if (largePending.addAndGet(add) > limits.maxPendingBodyBytes()) {
                 events.get().connectionCut("body_memory");
+                release(); // at once: the close completes later, and the budget is needed now
                 ctx.close();
             }
         }
@@ -160,8 +164,9 @@ final class ConnectionGuard {
         }
 
         private void tooSlow(ChannelHandlerContext ctx) {
-            if (state == State.READING && ctx.channel().isActive()) {
+            if (state == State.READING && !released && ctx.channel().isActive()) {
                 events.get().connectionCut("slow");
+                release();
                 ctx.close();
             }
         }

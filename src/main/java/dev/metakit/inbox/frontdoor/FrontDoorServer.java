@@ -137,11 +137,19 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
     }
 
     /**
-     * Leaves the Vert.x instance alone: it is the one camel-main's servers share (found in the registry), and its
-     * owner closes it.
+     * Closes the Vert.x instance when Camel's server would: when it was found in the registry (Camel's own version runs
+     * this on the executor its {@code startServer} creates, which this server does not need).
      */
     @Override
     protected void stopVertx() {
+        var vertx = getVertx();
+        if (vertx != null && vertx == lookupVertx()) {
+            try {
+                vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                LOG.warn("Vert.x did not close cleanly: {}", e.getMessage());
+            }
+        }
     }
 
     ConnectionGuard guard() {
