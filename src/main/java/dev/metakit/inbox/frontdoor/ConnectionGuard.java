@@ -6,6 +6,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.channel.Channel;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 
 import java.util.concurrent.TimeUnit;
@@ -25,6 +27,9 @@ import java.util.function.Supplier;
 final class ConnectionGuard {
     static final String RAW_HANDLER = "metakitGuardRaw";
     static final String DECODED_HANDLER = "metakitGuardDecoded";
+
+    /** set on a connection this guard closed, so its broken-off request is not also counted as the client's doing */
+    private static final AttributeKey<Boolean> CUT = AttributeKey.valueOf("metakitCutByGuard");
 
     private final FrontDoorLimits limits;
     private final Supplier<FrontDoorEvents> events;
@@ -51,6 +56,16 @@ final class ConnectionGuard {
         Connection c = new Connection();
         pipeline.addBefore(decoderName, RAW_HANDLER, c.raw);
         pipeline.addBefore(connectionHandlerName, DECODED_HANDLER, c.decoded);
+    }
+
+    static boolean cutByGuard(Channel channel) {
+        return Boolean.TRUE.equals(channel.attr(CUT).get());
+    }
+
+    private void cut(ChannelHandlerContext ctx, String reason) {
+        events.get().connectionCut(reason);
+        ctx.channel().attr(CUT).set(Boolean.TRUE);
+        ctx.close();
     }
 
     int openConnections() {
@@ -138,9 +153,8 @@ final class ConnectionGuard {
                 return;
             }
             if (largePending.addAndGet(add) > limits.maxPendingBodyBytes()) {
-                events.get().connectionCut("body_memory");
                 release(); // at once: the close completes later, and the budget is needed now
-                ctx.close();
+                cut(ctx, "body_memory");
             }
         }
 
@@ -165,9 +179,8 @@ final class ConnectionGuard {
 
         private void tooSlow(ChannelHandlerContext ctx) {
             if (state == State.READING && !released && ctx.channel().isActive()) {
-                events.get().connectionCut("slow");
                 release();
-                ctx.close();
+                cut(ctx, "slow");
             }
         }
 

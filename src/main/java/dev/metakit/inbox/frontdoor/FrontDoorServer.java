@@ -101,7 +101,9 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
     private void unhandledFailure(RoutingContext ctx) {
         Throwable failure = ctx.failure();
         if (failure instanceof HttpClosedException || ctx.response().closed()) {
-            events.get().clientClosed();
+            if (!ConnectionGuard.cutByGuard(((ConnectionBase) ctx.request().connection()).channel())) {
+                events.get().clientClosed(); // the guard counted its own cuts already
+            }
             LOG.debug("Client closed the connection before its request was read: {}", String.valueOf(failure));
         } else if (ctx.statusCode() >= 500) {
             LOG.error("Unhandled exception in the webhook server", failure);

@@ -137,6 +137,7 @@ class SlowClientsFaultTest {
         // what this test measures
         assertThat(inbox.postSigned("{\"event\":\"warm.up\"}".getBytes(StandardCharsets.UTF_8), "warm.up")
                 .statusCode()).isEqualTo(200);
+        double clientClosedBefore = clientClosed(inbox.metrics());
         long loadStart = System.nanoTime();
         Set<Slow> open = new LinkedHashSet<>();
         List<Slow> closed = new ArrayList<>();
@@ -192,6 +193,7 @@ class SlowClientsFaultTest {
         }
         running.set(false);
         genuine.join();
+        String metrics = inbox.metrics(); // before the test hangs up on the slow connections still open
         for (Slow s : open) {
             s.channel.close();
         }
@@ -220,14 +222,22 @@ class SlowClientsFaultTest {
                 .allSatisfy(s -> assertThat(s.lifeMillis()).isBetween(EARLIEST_CLOSE_MILLIS, LATEST_CLOSE_MILLIS));
         assertThat(open).as("none still open past the deadline")
                 .allSatisfy(s -> assertThat((System.nanoTime() - s.openedAt) / 1_000_000).isLessThan(LATEST_CLOSE_MILLIS));
-        assertThat(inbox.metrics()).containsPattern(
+        assertThat(metrics).containsPattern(
                 "metakit_http_connections_cut_total\\{[^}]*reason=\"slow\"[^}]*} " + "\\d{3,}");
+        assertThat(clientClosed(metrics)).as("connections the server cut are not counted as clients hanging up")
+                .isEqualTo(clientClosedBefore);
         if (idle != null) {
             assertThat(idle.closedAt).as("the idle connection was closed").isNotZero();
             assertThat(idle.lifeMillis()).isBetween(59_000L, 63_000L);
             idle.channel.close();
         }
         assertThat(slowCut).isEqualTo(closed.size());
+    }
+
+    private static double clientClosed(String metrics) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                "metakit_webhook_rejected_total\\{[^}]*reason=\"client_closed\"[^}]*} (\\S+)").matcher(metrics);
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
     }
 
     private static void sendGenuine(AtomicBoolean running, List<long[]> acks) {
