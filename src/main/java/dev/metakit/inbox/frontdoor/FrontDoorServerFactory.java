@@ -37,7 +37,8 @@ public class FrontDoorServerFactory implements org.apache.camel.main.MainHttpSer
     }
 
     @Override
-    public Service newHttpManagementServer(CamelContext context, HttpManagementServerConfigurationProperties properties) {
+    public Service newHttpManagementServer(CamelContext context,
+                                           HttpManagementServerConfigurationProperties properties) {
         return camelFactory.newHttpManagementServer(context, properties);
     }
 

@@ -113,7 +113,8 @@ class HostileRequestsTest {
 
         RawHttp.Answer twoEvents = post(HOOK, body, signature, "X-MetaKit-Event: position.opened",
                 "x-metakit-event: evil.second");
-        RawHttp.Answer twoSignatures = post(HOOK, body, signature, signature.toLowerCase().replace("x-metakit", "X-METAKIT"));
+        RawHttp.Answer twoSignatures = post(HOOK, body, signature,
+                signature.toLowerCase().replace("x-metakit", "X-METAKIT"));
 
         assertThat(twoEvents.status()).isEqualTo(400);
         assertThat(twoEvents.body()).isEqualTo("repeated signature or event header");

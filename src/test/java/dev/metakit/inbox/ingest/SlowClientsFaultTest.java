@@ -29,10 +29,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Slow clients against the public endpoint, with the default limits (request read within 10 s, idle connections
  * closed after 60 s): 500 connections (opened over the first second) that send their request head, or their body,
- * one byte per second, replaced as they are closed, while genuine deliveries keep coming. Every genuine delivery must get its 2xx within 1 s, and every
- * slow connection must be closed 10 s after its first byte (within a margin for a loaded machine). The short run is
- * part of {@code mvn verify}; the long one (tag {@code fault-long}, {@code bench/faults.sh}) holds the load for 70 s and
- * also watches an idle connection get closed after its minute.
+ * one byte per second, replaced as they are closed, while genuine deliveries keep coming. Every genuine delivery must
+ * get its 2xx within 1 s, and every slow connection must be closed 10 s after its first byte (within a margin for a
+ * loaded machine). The short run is part of {@code mvn verify}; the long one (tag {@code fault-long},
+ * {@code bench/faults.sh}) holds the load for 70 s and also watches an idle connection get closed after its minute.
  */
 class SlowClientsFaultTest {
     private static final int SLOW_CONNECTIONS = 500;
@@ -89,7 +89,8 @@ class SlowClientsFaultTest {
         void sendNext() {
             int n = sent == 0 ? Math.max(1, burst) : 1;
             try {
-                channel.write(ByteBuffer.wrap(request, sent % request.length, Math.min(n, request.length - sent % request.length)));
+                int from = sent % request.length;
+                channel.write(ByteBuffer.wrap(request, from, Math.min(n, request.length - from)));
                 sent += n;
             } catch (IOException e) {
                 closed();
@@ -203,11 +204,12 @@ class SlowClientsFaultTest {
         long[] ackMillis = acks.stream().mapToLong(a -> a[1]).sorted().toArray();
         long maxAck = ackMillis.length == 0 ? -1 : ackMillis[ackMillis.length - 1];
         long medianAck = ackMillis.length == 0 ? -1 : ackMillis[ackMillis.length / 2];
-        System.out.printf("FAULT slow-clients %d s: %d slow connections opened, %d closed by the server (life %d..%d ms),"
-                        + " %d genuine deliveries, ack median %d ms, slowest %d ms%s%n", duration.toSeconds(), opened,
+        System.out.printf("FAULT slow-clients %d s: %d slow connections opened, %d closed by the server"
+                        + " (life %d..%d ms), %d genuine deliveries, ack median %d ms, slowest %d ms%s%n", duration.toSeconds(), opened,
                 closed.size(), closed.stream().mapToLong(Slow::lifeMillis).min().orElse(-1), maxLife, acks.size(),
                 medianAck, maxAck,
-                idle == null ? "" : ", idle connection closed after " + (idle.closedAt == 0 ? "never" : idle.lifeMillis() + " ms"));
+                idle == null ? "" : ", idle connection closed after "
+                        + (idle.closedAt == 0 ? "never" : idle.lifeMillis() + " ms"));
 
         acks.stream().filter(a -> a[1] > 200).forEach(a -> System.out.printf(
                 "FAULT slow-clients: ack of %d ms at +%d ms%n", a[1], (a[2] - loadStart) / 1_000_000));
@@ -221,7 +223,8 @@ class SlowClientsFaultTest {
         assertThat(closed).as("each closed %d..%d ms after it opened", EARLIEST_CLOSE_MILLIS, LATEST_CLOSE_MILLIS)
                 .allSatisfy(s -> assertThat(s.lifeMillis()).isBetween(EARLIEST_CLOSE_MILLIS, LATEST_CLOSE_MILLIS));
         assertThat(open).as("none still open past the deadline")
-                .allSatisfy(s -> assertThat((System.nanoTime() - s.openedAt) / 1_000_000).isLessThan(LATEST_CLOSE_MILLIS));
+                .allSatisfy(s -> assertThat((System.nanoTime() - s.openedAt) / 1_000_000)
+                        .isLessThan(LATEST_CLOSE_MILLIS));
         assertThat(metrics).containsPattern(
                 "metakit_http_connections_cut_total\\{[^}]*reason=\"slow\"[^}]*} " + "\\d{3,}");
         assertThat(clientClosed(metrics)).as("connections the server cut are not counted as clients hanging up")

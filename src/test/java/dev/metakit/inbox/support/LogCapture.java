@@ -32,7 +32,8 @@ public final class LogCapture extends AbstractAppender implements AutoCloseable 
     @Override
     public void append(LogEvent event) {
         if (event.getLevel().isMoreSpecificThan(threshold)) {
-            lines.add(event.getLevel() + " " + event.getLoggerName() + " - " + event.getMessage().getFormattedMessage());
+            lines.add(event.getLevel() + " " + event.getLoggerName() + " - "
+                    + event.getMessage().getFormattedMessage());
         }
     }
 
