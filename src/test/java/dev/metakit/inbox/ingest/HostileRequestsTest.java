@@ -184,13 +184,15 @@ class HostileRequestsTest {
 
     @Test
     void halfSentLargeBodiesShareTheMemoryBudgetWhileSmallDeliveriesStillGetIn() throws Exception {
-        // twice: the second round finds the whole budget free again once the first round's connections are gone
+        // 84 bodies of 1 MiB against 64 MiB: about 20 are cut. Fewer when a round takes longer than the 10 s read
+        // deadline on a loaded machine (its first connections are cut as slow, which frees budget); many more if the
+        // budget did not come back. Twice: the second round must find the whole budget free again.
         for (int round = 1; round <= 2; round++) {
             int cut = halfSendLargeBodies();
-            assertThat(cut).as("round %d: half-sent 1 MiB bodies closed for the budget", round).isBetween(20, 30);
+            assertThat(cut).as("round %d: half-sent 1 MiB bodies closed", round).isBetween(10, 30);
         }
         assertThat(inbox.metrics()).containsPattern(
-                "metakit_http_connections_cut_total\\{[^}]*reason=\"body_memory\"[^}]*} [4-6]\\d");
+                "metakit_http_connections_cut_total\\{[^}]*reason=\"body_memory\"[^}]*} [1-6]\\d");
     }
 
     /** Opens 84 connections that each send all but the last byte of a 1 MiB body; returns how many were cut. */
