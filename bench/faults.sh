@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The fault tests of issue 5, short and long (docs/faults.md): every *FaultTest (with the fault-long ones, about
-# 3 minutes more than mvn verify) and the process-level *FaultIT against the shaded jar.
+# The fault tests of issues 5 and 12, short and long (docs/faults.md): every *FaultTest (with the fault-long ones,
+# about 4 minutes more than mvn verify; SlowClientsFaultTest holds 500 slow connections for 70 s) and the
+# process-level *FaultIT against the shaded jar.
 #   bench/faults.sh                         # all of them
 #   bench/faults.sh -Dtest=ApiOutageFaultTest -Dit.test=NoSuchIT -Dfailsafe.failIfNoSpecifiedTests=false
 # Figures print as lines starting with "FAULT" in target/surefire-reports and target/failsafe-reports.

@@ -7,6 +7,10 @@ import org.apache.camel.support.DefaultHeaderFilterStrategy;
  * become message headers, and only the listed headers are written to the answer; everything else a sender puts on
  * a delivery stays out of the exchange (and out of the answer), which also spares copying it on the ack path.
  * The setters take comma-separated names (YAML bean properties cannot bind the strategy's own {@code Set} setters).
+ *
+ * <p>platform-http passes query parameters through the same filter as headers, so a listed name in the query string
+ * gets in too: the signature and event are therefore read from the request's own headers ({@link DeliveryHeaders}),
+ * never from what this filter let through.
  */
 public class IngestHeaderFilter extends DefaultHeaderFilterStrategy {
 

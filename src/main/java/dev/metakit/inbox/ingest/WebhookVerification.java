@@ -71,10 +71,10 @@ public class WebhookVerification implements Processor {
         if (body == null) {
             body = new byte[0];
         }
-        String header = exchange.getMessage().getHeader(SIGNATURE_HEADER, String.class);
+        String header = DeliveryHeaders.single(exchange.getMessage(), SIGNATURE_HEADER);
+        String event = DeliveryHeaders.single(exchange.getMessage(), EVENT_HEADER);
         VerifiedSignature verified = verifier().verify(header, body);
         DeliveryFields.Fields fields = DeliveryFields.read(body);
-        String event = exchange.getMessage().getHeader(EVENT_HEADER, String.class);
         if (isBlank(event)) {
             event = fields.event();
         }

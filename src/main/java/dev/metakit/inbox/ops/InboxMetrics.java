@@ -1,6 +1,7 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.feed.ChangePublisher;
+import dev.metakit.inbox.frontdoor.FrontDoorEvents;
 import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.signature.SignatureVerificationException;
 import dev.metakit.inbox.worker.InboxQueue;
@@ -43,7 +44,7 @@ import java.util.concurrent.TimeUnit;
  * them); the gauges read a snapshot of the inbox that {@link #refresh()} takes, called by a timer route
  * ({@code routes/ops.camel.yaml}), so a scrape never queries the database.
  */
-public class InboxMetrics implements CamelContextAware {
+public class InboxMetrics implements CamelContextAware, FrontDoorEvents {
     private static final Logger LOG = LoggerFactory.getLogger(InboxMetrics.class);
     /** the name camel-micrometer and camel-micrometer-prometheus bind their registry under */
     static final String REGISTRY_NAME = "metricsRegistry";
@@ -260,6 +261,26 @@ public class InboxMetrics implements CamelContextAware {
             m.rejected.get(rejected.reason()).increment();
         } else if (status == 503) {
             m.unavailable.increment();
+        }
+    }
+
+    /** A client hung up mid-request: a rejection of its own kind, never an error of ours. */
+    @Override
+    public void clientClosed() {
+        MeterRegistry r = registry();
+        if (r != null) {
+            Counter.builder("metakit.webhook.rejected").description("Deliveries answered 400, by reason")
+                    .tags("reason", "client_closed").register(r).increment();
+        }
+    }
+
+    @Override
+    public void connectionCut(String reason) {
+        MeterRegistry r = registry();
+        if (r != null) {
+            Counter.builder("metakit.http.connections.cut")
+                    .description("Connections the webhook server closed itself: slow, connection_limit, body_memory")
+                    .tags("reason", reason).register(r).increment();
         }
     }
 

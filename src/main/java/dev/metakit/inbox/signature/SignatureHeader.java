@@ -19,7 +19,8 @@ import java.util.List;
  *   <li>{@code t} exactly once: ASCII digits only, at most 18 of them (no overflow), no leading zero unless it is
  *       {@code 0} itself. The signed payload is {@code "<t>."} as sent, so a canonical decimal guarantees that the
  *       parsed number prints back to the very bytes that were signed;</li>
- *   <li>{@code v1} at least once, each exactly 64 hex digits of either case, kept as sent;</li>
+ *   <li>{@code v1} at least once, each exactly 64 hex digits of either case, kept as sent (the delivery key is
+ *       built from the matching digest, lower-case, not from this text: see {@link VerifiedSignature});</li>
  *   <li>any other key ({@code v0}, {@code v2}, ...) is ignored, whatever its value.</li>
  * </ul>
  *

@@ -16,7 +16,9 @@ public final class SignatureVerificationException extends Exception {
         MISSING_HEADER("missing signature header", "missing_header"),
         MALFORMED_HEADER("malformed signature header", "malformed_header"),
         TIMESTAMP_OUTSIDE_TOLERANCE("timestamp outside tolerance", "timestamp_outside_tolerance"),
-        SIGNATURE_MISMATCH("signature mismatch", "signature_mismatch");
+        SIGNATURE_MISMATCH("signature mismatch", "signature_mismatch"),
+        /** a request carrying X-MetaKit-Signature or X-MetaKit-Event more than once: which one counts is ambiguous */
+        REPEATED_HEADER("repeated signature or event header", "repeated_header");
 
         private final String text;
         private final String metricTag;

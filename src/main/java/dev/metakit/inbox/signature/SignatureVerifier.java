@@ -69,7 +69,7 @@ public final class SignatureVerifier {
     /**
      * @param header  the {@code X-MetaKit-Signature} value as received (may be null)
      * @param rawBody the request body exactly as received, before any decoding
-     * @return the timestamp and the first {@code v1} of the header that verified
+     * @return the timestamp and, as lower-case hex, the first {@code v1} of the header that verified
      * @throws SignatureVerificationException with the first failing check's {@link Reason}
      */
     public VerifiedSignature verify(String header, byte[] rawBody) throws SignatureVerificationException {
@@ -94,7 +94,8 @@ public final class SignatureVerifier {
             byte[] candidate = HEX.parseHex(v1); // the header grammar guarantees 64 hex digits
             for (byte[] digest : expected) {
                 if (MessageDigest.isEqual(digest, candidate)) {
-                    return new VerifiedSignature(t, v1);
+                    // keyed on the digest, not on the text as sent: "AB12.." and "ab12.." are one delivery
+                    return new VerifiedSignature(t, HEX.formatHex(digest));
                 }
             }
         }

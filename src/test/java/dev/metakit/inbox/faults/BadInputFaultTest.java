@@ -117,9 +117,9 @@ class BadInputFaultTest {
             return new Spec("genuine", body, 0, "t=" + now + ",v1=" + good, now + ":" + good);
         }
         if (kind < 27) {
-            // hex of either case is accepted; its key is kept as sent, so it is a delivery of its own
+            // hex of either case is accepted; the key is the digest in lower-case, whatever case was sent
             String upper = good.toUpperCase();
-            return new Spec("genuine-uppercase-hex", body, 0, "t=" + now + ",v1=" + upper, now + ":" + upper);
+            return new Spec("genuine-uppercase-hex", body, 0, "t=" + now + ",v1=" + upper, now + ":" + good);
         }
         if (kind < 30 && !earlier.isEmpty()) {
             Spec original = earlier.get(r.nextInt(earlier.size()));

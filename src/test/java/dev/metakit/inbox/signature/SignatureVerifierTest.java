@@ -79,13 +79,16 @@ class SignatureVerifierTest {
         }
 
         @Test
-        void uppercaseHexAndKeepsItAsSentInTheKey() throws Exception {
-            String upper = v1(CURRENT, NOW, BODY).toUpperCase();
+        void uppercaseOrMixedCaseHexAndKeysOnTheLowerCaseDigest() throws Exception {
+            String lower = v1(CURRENT, NOW, BODY);
+            String mixed = lower.substring(0, 32).toUpperCase() + lower.substring(32);
 
-            VerifiedSignature verified = currentOnly.verify("t=" + NOW + ",v1=" + upper, BODY);
+            VerifiedSignature upper = currentOnly.verify("t=" + NOW + ",v1=" + lower.toUpperCase(), BODY);
+            VerifiedSignature half = currentOnly.verify("t=" + NOW + ",v1=" + mixed, BODY);
 
-            assertThat(verified.v1()).isEqualTo(upper);
-            assertThat(verified.deliveryKey()).isEqualTo(NOW + ":" + upper);
+            assertThat(upper.v1()).isEqualTo(lower);
+            assertThat(upper.deliveryKey()).isEqualTo(NOW + ":" + lower);
+            assertThat(half.deliveryKey()).isEqualTo(upper.deliveryKey());
         }
 
         @Test
@@ -315,7 +318,8 @@ class SignatureVerifierTest {
                 org.assertj.core.groups.Tuple.tuple("missing signature header", "missing_header"),
                 org.assertj.core.groups.Tuple.tuple("malformed signature header", "malformed_header"),
                 org.assertj.core.groups.Tuple.tuple("timestamp outside tolerance", "timestamp_outside_tolerance"),
-                org.assertj.core.groups.Tuple.tuple("signature mismatch", "signature_mismatch"));
+                org.assertj.core.groups.Tuple.tuple("signature mismatch", "signature_mismatch"),
+                org.assertj.core.groups.Tuple.tuple("repeated signature or event header", "repeated_header"));
     }
 
     static Stream<Arguments> malformedHeaders() {
