@@ -131,7 +131,7 @@ public class InboxWorker {
 
     /**
      * Writes what can still be written, gives back the rows of work not finished, then leaves: the claims this boot
-     * still has are free for others at once.
+     * still has are free for others at once (if the database is still reachable; else after dead-after).
      */
     public synchronized void stop() {
         if (upkeep == null) {
