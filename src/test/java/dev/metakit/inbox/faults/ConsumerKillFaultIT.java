@@ -40,9 +40,9 @@ class ConsumerKillFaultIT {
         for (long account = 1; account <= ACCOUNTS; account++) {
             metakit.open(account, account * 100, "0.10", "0", "0", t0);
         }
-        // a 5 s lease: the rows the killed process had claimed are taken over within the test's patience
+        // the default lease (120 s): the restarted process (the same host, so the same instance id) takes the killed
+        // boot's claims back at its first claim
         consumer = new InboxProcess(workDir, metakit.url(), Map.of(
-                "METAKIT_WORKER_LEASE_SECONDS", "5",
                 "METAKIT_WORKER_POLL_INTERVAL_MILLIS", "200",
                 "METAKIT_RECONCILE_INTERVAL", "PT1H",
                 "METAKIT_STATUS_INTERVAL", "PT1H"));
