@@ -197,7 +197,8 @@ class InstanceRecoveryFaultIT {
     /** Waits, at most {@link #RECOVERY} from {@code fromNanos}, until these rows are processed; how long it took. */
     private static long millisUntilProcessed(Collection<String> keys, long fromNanos) {
         await().atMost(RECOVERY.minusNanos(System.nanoTime() - fromNanos)).pollInterval(Duration.ofMillis(100))
-                .untilAsserted(() -> assertThat(unprocessed(keys)).as("rows still unprocessed").isEmpty());
+                .untilAsserted(() -> assertThat(unprocessed(keys).size()).as("of %d rows, unprocessed", keys.size())
+                        .isZero());
         return Duration.ofNanos(System.nanoTime() - fromNanos).toMillis();
     }
 
@@ -209,7 +210,8 @@ class InstanceRecoveryFaultIT {
         Set<String> stored = TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox");
         assertThat(stored).as("acked rows stored").containsAll(acked);
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
-                .untilAsserted(() -> assertThat(unprocessed(stored)).as("rows still unprocessed").isEmpty());
+                .untilAsserted(() -> assertThat(unprocessed(stored).size()).as("of %d rows, unprocessed",
+                        stored.size()).isZero());
         assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
         assertThat(InboxAudit.writesWithoutTheClaim()).as("writes by an instance not holding the row's claim")
                 .isEmpty();
