@@ -24,7 +24,7 @@ public class InboxMaintenance {
     private static final String REPLAY = """
             update webhook_inbox
                set processed_at = null, failed_at = null, attempts = 0, next_attempt_at = now(), last_error = null,
-                   claimed_by = null, claimed_until = null
+                   claimed_by = null, claim_token = null, claimed_until = null
              where (cast(? as bigint) is null or account_id = ?)
                and (cast(? as timestamptz) is null or received_at >= ?)
                and (cast(? as timestamptz) is null or received_at < ?)

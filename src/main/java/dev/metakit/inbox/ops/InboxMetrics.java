@@ -3,6 +3,7 @@ package dev.metakit.inbox.ops;
 import dev.metakit.inbox.signature.SignatureVerificationException;
 import dev.metakit.inbox.worker.InboxQueue;
 import dev.metakit.inbox.worker.InboxWorker;
+import dev.metakit.inbox.worker.PoisonReason;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -138,6 +139,15 @@ public class InboxMetrics implements CamelContextAware {
                     .description("Inbox rows scheduled for another attempt by this instance").register(r);
             FunctionCounter.builder("metakit.inbox.rows.failed", inboxWorker, InboxWorker::failedCount)
                     .description("Inbox rows marked failed (attempts spent) by this instance").register(r);
+            for (PoisonReason reason : PoisonReason.values()) {
+                FunctionCounter.builder("metakit.inbox.dead.lettered", inboxWorker, w -> w.deadLetteredCount(reason))
+                        .tag("reason", reason.label())
+                        .description("Inbox rows failed at their first claim: a body no retry can fix").register(r);
+            }
+            FunctionCounter.builder("metakit.inbox.rows.fenced", inboxWorker, InboxWorker::fencedCount)
+                    .description("Row writes not made: another instance had taken the claim over").register(r);
+            Gauge.builder("metakit.inbox.outcomes.unrecorded", inboxWorker, InboxWorker::unrecordedCount)
+                    .description("Outcomes kept until the database takes them").register(r);
         }
         Gauge.builder("metakit.inbox.backlog", this, m -> m.backlog.pending())
                 .description("Inbox rows neither processed nor failed (refreshed every few seconds)").register(r);

@@ -15,12 +15,28 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The inbox seen as a work queue. Rows are claimed with a lease ({@code FOR UPDATE SKIP LOCKED}, so instances on one
- * database never claim the same row at once); a row whose lease ran out (its instance crashed) is claimable again.
- * A row ends processed, or failed with its error, never silently dropped.
+ * The inbox seen as a work queue. Rows are claimed by a {@link Claimant} (an instance's boot) with a lease
+ * ({@code FOR UPDATE SKIP LOCKED}, so instances on one database never claim the same row at once). A claimed row is
+ * claimable again as soon as the boot that claimed it stops beating ({@link InstanceLiveness}: no heartbeat for
+ * {@code deadAfter} on the database's clock), or, last resort for a boot alive but stuck, once its lease ran out.
+ * Every outcome write (processed, failed, retry, backoff, renewal) takes effect only on rows the boot still holds:
+ * one whose claims were taken over (it was paused) writes nothing for them, and its methods say how many rows they
+ * wrote. A row ends processed, or failed with its error, never silently dropped.
  */
 public class InboxQueue {
     private static final int MAX_ERROR_LENGTH = 500;
+    /** How long a boot may go without a heartbeat before its claims are anyone's. */
+    public static final Duration DEFAULT_DEAD_AFTER = Duration.ofSeconds(5);
+
+    /*
+     * The boots beating now (the parameter: deadAfter). A claim made by any other boot is free (a claim without a token
+     * predates the column: its lease alone frees it, as "<> all" is null for it). A restart of PostgreSQL counts as
+     * a beat of every boot: a stop or a crash of the database is nobody's death, and each boot beats again within a
+     * heartbeat of its return.
+     */
+    static final String LIVE_TOKENS = """
+            select coalesce(array_agg(boot_token), '{}') as tokens from inbox_instances
+             where greatest(heartbeat_at, pg_postmaster_start_time()) > now() - ?::interval""";
 
     /*
      * A claim takes whole accounts. The seed is the next {@code limit} due rows in next_attempt_at order (as before);
@@ -32,10 +48,13 @@ public class InboxQueue {
      * The seed skips accounts backing off ({@link #backOff}) and the accounts the claiming instance is still working.
      */
     private static final String CLAIM = """
-            with seed as (
+            with live as (""" + LIVE_TOKENS + """
+            ),
+            seed as (
                 select w.delivery_key, w.account_id, w.next_attempt_at from webhook_inbox w
                  where w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
-                   and (w.claimed_until is null or w.claimed_until < now())
+                   and (w.claimed_until is null or w.claimed_until < now()
+                        or w.claim_token <> all((select tokens from live)))
                    -- an account backing off: its rows, those that arrived since its failure too, wait for it
                    and not exists (select 1 from inbox_account_backoff b
                                      where b.account_id = w.account_id and b.retry_at > now())
@@ -57,7 +76,8 @@ public class InboxQueue {
                      select w.delivery_key from webhook_inbox w
                       where w.account_id = a.account_id
                         and w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
-                        and (w.claimed_until is null or w.claimed_until < now())
+                        and (w.claimed_until is null or w.claimed_until < now()
+                             or w.claim_token <> all((select tokens from live)))
                       order by w.next_attempt_at
                       limit ?
                       for update skip locked) k
@@ -65,19 +85,26 @@ public class InboxQueue {
             c as (select delivery_key from same_accounts
                   union select delivery_key from seed where account_id is null)
             update webhook_inbox i
-               set claimed_by = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
+               set claimed_by = ?, claim_token = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
               from c
              where i.delivery_key = c.delivery_key
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts""";
 
     private final DataSource dataSource;
+    private final Duration deadAfter;
 
     public InboxQueue(DataSource dataSource) {
+        this(dataSource, DEFAULT_DEAD_AFTER);
+    }
+
+    /** {@code deadAfter}: how long a boot goes without a heartbeat before its claims are free for others. */
+    public InboxQueue(DataSource dataSource, Duration deadAfter) {
         this.dataSource = dataSource;
+        this.deadAfter = deadAfter;
     }
 
     /** Claims the due rows of the accounts of the next {@code limit} due rows, at most 10 × {@code limit} rows. */
-    public List<InboxRow> claim(String owner, int limit, Duration lease) throws SQLException {
+    public List<InboxRow> claim(Claimant owner, int limit, Duration lease) throws SQLException {
         return claim(owner, limit, 10 * limit, lease);
     }
 
@@ -85,21 +112,23 @@ public class InboxQueue {
      * Claims the due rows of the accounts of the next {@code limit} due rows (in next_attempt_at order), at most
      * {@code maxRows} of them (plus the seed's rows without an account), each with a lease and one attempt more.
      */
-    public List<InboxRow> claim(String owner, int limit, int maxRows, Duration lease) throws SQLException {
+    public List<InboxRow> claim(Claimant owner, int limit, int maxRows, Duration lease) throws SQLException {
         return claim(owner, limit, maxRows, lease, Set.of());
     }
 
     /** As {@link #claim(String, int, int, Duration)}, leaving out the rows of {@code busyAccounts}. */
-    public List<InboxRow> claim(String owner, int limit, int maxRows, Duration lease, Set<Long> busyAccounts)
+    public List<InboxRow> claim(Claimant owner, int limit, int maxRows, Duration lease, Set<Long> busyAccounts)
             throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
             int cap = Math.max(maxRows, limit);
-            ps.setArray(1, c.createArrayOf("bigint", busyAccounts.toArray()));
-            ps.setInt(2, limit);
-            ps.setInt(3, cap);
+            ps.setString(1, interval(deadAfter));
+            ps.setArray(2, c.createArrayOf("bigint", busyAccounts.toArray()));
+            ps.setInt(3, limit);
             ps.setInt(4, cap);
-            ps.setString(5, owner);
-            ps.setString(6, lease.toMillis() + " milliseconds");
+            ps.setInt(5, cap);
+            ps.setString(6, owner.instanceId());
+            ps.setObject(7, owner.bootToken());
+            ps.setString(8, interval(lease));
             List<InboxRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -116,42 +145,70 @@ public class InboxQueue {
     }
 
     /**
-     * Extends the lease of the rows {@code owner} still holds (claimed by it, not processed): an instance working on
-     * rows longer than the lease keeps them; one that died stops renewing and its rows are claimed again once the
-     * lease runs out. Returns how many leases were extended.
+     * Extends the lease of the rows {@code owner} still holds (claimed by this boot, not processed): an instance
+     * working on rows longer than the lease keeps them; one stuck stops renewing and its rows are claimed again once
+     * the lease runs out. Returns how many leases were extended.
      */
-    public int renew(String owner, Collection<String> keys, Duration lease) throws SQLException {
+    public int renew(Claimant owner, Collection<String> keys, Duration lease) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 update webhook_inbox set claimed_until = now() + ?::interval
-                 where delivery_key = any(?) and claimed_by = ? and processed_at is null""")) {
-            ps.setString(1, lease.toMillis() + " milliseconds");
+                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
+            ps.setString(1, interval(lease));
             ps.setArray(2, c.createArrayOf("text", keys.toArray()));
-            ps.setString(3, owner);
+            ps.setObject(3, owner.bootToken());
             return ps.executeUpdate();
         }
     }
 
-    /** Applied: only called once the reconcile these rows rang for has committed. */
-    public int markProcessed(Collection<String> keys) throws SQLException {
-        return update("""
-                update webhook_inbox set processed_at = now(), claimed_by = null, claimed_until = null,
-                       last_error = null
-                 where delivery_key = any(?) and processed_at is null""", keys);
+    /**
+     * Gives the claims of {@code keys} that {@code owner} still holds back, with their attempt: the rows are due again
+     * at once, for anyone (an instance stopping with work it could not finish). Returns how many.
+     */
+    public int release(Claimant owner, Collection<String> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update webhook_inbox set claimed_by = null, claim_token = null, claimed_until = null,
+                       attempts = greatest(attempts - 1, 0)
+                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
+            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+            ps.setObject(2, owner.bootToken());
+            return ps.executeUpdate();
+        }
+    }
+
+    /** Applied (rows that need no reconcile, or whose reconcile committed): the rows {@code owner} still holds. */
+    public int markProcessed(Claimant owner, Collection<String> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update webhook_inbox set processed_at = now(), claimed_by = null, claim_token = null,
+                       claimed_until = null, last_error = null
+                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
+            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+            ps.setObject(2, owner.bootToken());
+            return ps.executeUpdate();
+        }
     }
 
     /**
      * Applied, after a reconcile of {@code accountId} committed; the account's backoff, which ran out before the
-     * claim, goes with it (one set since, by another instance's failure, stays).
+     * claim, goes with it (one set since, by another instance's failure, stays). Only the rows {@code owner} still
+     * holds; if it holds none, the backoff is not touched either.
      */
-    public int markProcessed(long accountId, Collection<String> keys) throws SQLException {
+    public int markProcessed(Claimant owner, long accountId, Collection<String> keys) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                with over as (delete from inbox_account_backoff where account_id = ? and retry_at <= now())
-                update webhook_inbox set processed_at = now(), claimed_by = null, claimed_until = null,
-                       last_error = null
-                 where delivery_key = any(?) and processed_at is null""")) {
-            ps.setLong(1, accountId);
-            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
-            return ps.executeUpdate();
+                with done as (
+                    update webhook_inbox set processed_at = now(), claimed_by = null, claim_token = null,
+                           claimed_until = null, last_error = null
+                     where delivery_key = any(?) and claim_token = ? and processed_at is null
+                    returning 1),
+                over as (delete from inbox_account_backoff where account_id = ? and retry_at <= now()
+                            and exists (select 1 from done))
+                select count(*) from done""")) {
+            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+            ps.setObject(2, owner.bootToken());
+            ps.setLong(3, accountId);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
         }
     }
 
@@ -166,20 +223,24 @@ public class InboxQueue {
      * leased elsewhere, with their attempts and error untouched. Rows of the account that arrive before that time
      * wait for it too (the claim skips the account). {@code countAttempt=false} also gives the claimed rows' attempt
      * back (our own misconfiguration, such as a rejected API key, must not use up a delivery's attempts).
+     * Only when {@code owner} still holds one of {@code workKeys} (the claimed rows of the failed work, {@code keys}
+     * and any it failed meanwhile): a boot whose work was taken over leaves the account to the one that took it.
+     * Then {@link Backoff#retryAt()} is null and nothing is written.
      */
-    public Backoff backOff(long accountId, Collection<String> keys, String error, Duration delay,
-                           boolean countAttempt) throws SQLException {
+    public Backoff backOff(Claimant owner, long accountId, Collection<String> workKeys, Collection<String> keys,
+                           String error, Duration delay, boolean countAttempt) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 with b as (
                     insert into inbox_account_backoff as b (account_id, retry_at)
-                    values (?, now() + ?::interval)
+                    select ?, now() + ?::interval
+                     where exists (select 1 from webhook_inbox where delivery_key = any(?) and claim_token = ?)
                     on conflict (account_id) do update set retry_at = greatest(b.retry_at, excluded.retry_at)
                     returning retry_at),
                 claimed as (
-                    update webhook_inbox w set next_attempt_at = b.retry_at, claimed_by = null, claimed_until = null,
-                           last_error = ?, attempts = greatest(w.attempts - ?, 0)
+                    update webhook_inbox w set next_attempt_at = b.retry_at, claimed_by = null, claim_token = null,
+                           claimed_until = null, last_error = ?, attempts = greatest(w.attempts - ?, 0)
                       from b
-                     where w.delivery_key = any(?) and w.processed_at is null
+                     where w.delivery_key = any(?) and w.claim_token = ? and w.processed_at is null
                     returning 1),
                 waiting as (
                     update webhook_inbox w set next_attempt_at = b.retry_at
@@ -191,15 +252,19 @@ public class InboxQueue {
                 select (select retry_at from b), (select count(*) from claimed), (select count(*) from waiting)""")) {
             Array claimedKeys = c.createArrayOf("text", keys.toArray());
             ps.setLong(1, accountId);
-            ps.setString(2, delay.toMillis() + " milliseconds");
-            ps.setString(3, truncate(error));
-            ps.setInt(4, countAttempt ? 0 : 1);
-            ps.setArray(5, claimedKeys);
-            ps.setLong(6, accountId);
+            ps.setString(2, interval(delay));
+            ps.setArray(3, c.createArrayOf("text", workKeys.toArray()));
+            ps.setObject(4, owner.bootToken());
+            ps.setString(5, truncate(error));
+            ps.setInt(6, countAttempt ? 0 : 1);
             ps.setArray(7, claimedKeys);
+            ps.setObject(8, owner.bootToken());
+            ps.setLong(9, accountId);
+            ps.setArray(10, claimedKeys);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return new Backoff(rs.getTimestamp(1).toInstant(), rs.getInt(2), rs.getInt(3));
+                java.sql.Timestamp retryAt = rs.getTimestamp(1);
+                return new Backoff(retryAt == null ? null : retryAt.toInstant(), rs.getInt(2), rs.getInt(3));
             }
         }
     }
@@ -209,26 +274,30 @@ public class InboxQueue {
      * account's: see {@link #backOff}). {@code countAttempt=false} gives the claim back (our own misconfiguration, such as a
      * rejected API key, must not use up a delivery's attempts).
      */
-    public int retryLater(Collection<String> keys, String error, Duration delay, boolean countAttempt)
+    public int retryLater(Claimant owner, Collection<String> keys, String error, Duration delay, boolean countAttempt)
             throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set next_attempt_at = now() + ?::interval, claimed_by = null,
+                update webhook_inbox set next_attempt_at = now() + ?::interval, claimed_by = null, claim_token = null,
                        claimed_until = null, last_error = ?, attempts = greatest(attempts - ?, 0)
-                 where delivery_key = any(?) and processed_at is null""")) {
-            ps.setString(1, delay.toMillis() + " milliseconds");
+                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
+            ps.setString(1, interval(delay));
             ps.setString(2, truncate(error));
             ps.setInt(3, countAttempt ? 0 : 1);
             ps.setArray(4, c.createArrayOf("text", keys.toArray()));
+            ps.setObject(5, owner.bootToken());
             return ps.executeUpdate();
         }
     }
 
-    public int markFailed(Collection<String> keys, String error) throws SQLException {
+    /** Failed with {@code error} (attempts spent, or a row no retry can fix): the rows {@code owner} still holds. */
+    public int markFailed(Claimant owner, Collection<String> keys, String error) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set failed_at = now(), claimed_by = null, claimed_until = null, last_error = ?
-                 where delivery_key = any(?) and processed_at is null""")) {
+                update webhook_inbox set failed_at = now(), claimed_by = null, claim_token = null,
+                       claimed_until = null, last_error = ?
+                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
             ps.setString(1, truncate(error));
             ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+            ps.setObject(3, owner.bootToken());
             return ps.executeUpdate();
         }
     }
@@ -257,11 +326,8 @@ public class InboxQueue {
         }
     }
 
-    private int update(String sql, Collection<String> keys) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
-            return ps.executeUpdate();
-        }
+    static String interval(Duration d) {
+        return d.toMillis() + " milliseconds";
     }
 
     private static String truncate(String error) {

@@ -10,7 +10,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.lang.management.ManagementFactory;
+import java.io.IOException;
+import java.net.InetAddress;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,8 +19,10 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +39,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * API, a large claim) is not taken over by another instance; rows of an instance that died are, once it runs out.
  * An account this instance is still working is left out of its next claims until that work ends. Work that never
  * ends (a drain cut short) is given up after {@value #MAX_HOLD_LEASES} leases: no longer renewed nor kept out.
+ * <p>
+ * Claims belong to this boot ({@link Claimant}: the instance id and a token per start). The boot beats in
+ * {@code inbox_instances} every {@code heartbeatMillis}; when it stops (a crash, a kill, a pause), its claims are free
+ * for the others after {@code deadAfterMillis}, and at once for a restart of the same instance id. Every outcome
+ * write checks the token: a boot resumed after its claims were taken over writes nothing for them (counted in
+ * {@link #fencedCount()}). An outcome the database cannot take now (it is down) is kept and written as soon as it
+ * answers, the account held meanwhile: no row waits for a lease while its instance lives. A row no retry can fix (its
+ * body) is failed at its first claim.
  */
 public class InboxWorker {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
@@ -50,47 +61,111 @@ public class InboxWorker {
     private int maxAttempts = 8;
     private long backoffBaseMillis = 1000;
     private long backoffMaxMillis = 300_000;
-    private String instanceId = ManagementFactory.getRuntimeMXBean().getName();
+    private String instanceId = defaultInstanceId();
+    private long heartbeatMillis = 1000;
+    private long deadAfterMillis = 5000;
 
+    private Claimant self;
     private InboxQueue queue;
+    private InstanceLiveness liveness;
     private TradeEvents trade;
     private RetryPolicy retryPolicy;
     private final MetaKitJson json = new MetaKitJson();
 
-    private ScheduledExecutorService leaseRenewal;
+    private ScheduledExecutorService upkeep;
+    private volatile long nextRenewal;
+    private volatile boolean heartbeatFailing;
     private volatile boolean renewalFailing;
+    private volatile boolean recordFailing;
+    private volatile boolean claimFailing;
 
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
-    private volatile boolean claimFailing;
+    private final AtomicLong fenced = new AtomicLong();
+    private final Map<PoisonReason, AtomicLong> deadLettered = new ConcurrentHashMap<>();
     /**
-     * The work this instance claimed and has not completed or failed, by account: its accounts are left out of the
-     * next claims, its rows' leases are renewed.
+     * The work this instance claimed and has not settled (its outcome recorded), by account: its accounts are left out
+     * of the next claims, its rows' leases are renewed.
      */
     private final Map<Long, Held> working = new ConcurrentHashMap<>();
+    /** Outcomes decided while the database could not take them, in order: written by the upkeep once it can. */
+    private final Queue<Outcome> unrecorded = new ConcurrentLinkedQueue<>();
 
     /** Work in hand and when it is given up (nanoTime): renewals stop a lease before, so its rows are free by then. */
     private record Held(AccountWork work, long giveUp, long lastRenewal) {
     }
 
     public void start() {
-        queue = new InboxQueue(dataSource);
+        self = Claimant.newBoot(instanceId);
+        queue = new InboxQueue(dataSource, Duration.ofMillis(deadAfterMillis));
+        // an earlier boot of this id silent for two beats is no live sibling: its claims come back at once
+        liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis));
         trade = new TradeEvents(tradeEvents);
         retryPolicy = new RetryPolicy(maxAttempts, Duration.ofMillis(backoffBaseMillis), Duration.ofMillis(backoffMaxMillis));
-        leaseRenewal = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "metakit-lease-renewal");
+        LOG.info("Worker instance {} boot {}: heartbeat every {} ms, its claims free for others {} ms after its last",
+                self.instanceId(), self.bootToken(), heartbeatMillis, deadAfterMillis);
+        beat();
+        // two threads: a heartbeat never waits behind a slow write of the other task
+        upkeep = Executors.newScheduledThreadPool(2, r -> {
+            Thread t = new Thread(r, "metakit-worker-upkeep");
             t.setDaemon(true);
             return t;
         });
-        long every = Math.max(100, leaseSeconds * 1000 / 3);
-        leaseRenewal.scheduleWithFixedDelay(this::renewLeases, every, every, TimeUnit.MILLISECONDS);
+        upkeep.scheduleWithFixedDelay(this::beat, heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS);
+        nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
+        long every = Math.min(heartbeatMillis, renewalPeriod().toMillis());
+        upkeep.scheduleWithFixedDelay(this::recordAndRenew, every, every, TimeUnit.MILLISECONDS);
     }
 
+    /** Writes what can still be written, then leaves: the claims this boot still has are free for others at once. */
     public void stop() {
-        if (leaseRenewal != null) {
-            leaseRenewal.shutdownNow();
+        if (upkeep == null) {
+            return;
         }
+        upkeep.shutdownNow();
+        recordUnrecorded();
+        if (!unrecorded.isEmpty()) {
+            LOG.warn("Worker stops with {} outcomes it could not record: their rows are claimed again", unrecorded.size());
+        }
+        try {
+            liveness.leave();
+        } catch (SQLException | RuntimeException e) {
+            LOG.warn("Worker could not sign off (its claims are free once its heartbeat is {} ms old): {}",
+                    deadAfterMillis, e.getMessage());
+        }
+    }
+
+    void beat() {
+        try {
+            int earlier = liveness.beat();
+            if (earlier > 0) {
+                LOG.info("Worker instance {} took back the claims of {} earlier boot(s) of it", self.instanceId(),
+                        earlier);
+            }
+            if (heartbeatFailing) {
+                LOG.info("Worker heartbeat works again");
+                heartbeatFailing = false;
+            }
+        } catch (SQLException | RuntimeException e) {
+            if (!heartbeatFailing) {
+                LOG.warn("Worker heartbeat failed (retrying every {} ms; after {} ms other instances may take this"
+                        + " one's claims over): {}", heartbeatMillis, deadAfterMillis, e.getMessage());
+                heartbeatFailing = true;
+            }
+        }
+    }
+
+    private void recordAndRenew() {
+        recordUnrecorded();
+        if (System.nanoTime() - nextRenewal >= 0) {
+            nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
+            renewLeases();
+        }
+    }
+
+    private Duration renewalPeriod() {
+        return Duration.ofMillis(Math.max(100, leaseSeconds * 1000 / 3));
     }
 
     void renewLeases() {
@@ -101,13 +176,14 @@ public class InboxWorker {
             return;
         }
         try {
-            queue.renew(instanceId, keys, Duration.ofSeconds(leaseSeconds));
+            int renewed = queue.renew(self, keys, Duration.ofSeconds(leaseSeconds));
+            fencedIfShort(keys.size(), renewed, "lease renewal");
             if (renewalFailing) {
                 LOG.info("Worker renews its leases again");
                 renewalFailing = false;
             }
         } catch (SQLException | RuntimeException e) {
-            // the next renewal tries again; if the leases run out meanwhile, another instance may take the rows over
+            // the next renewal tries again; the heartbeat keeps the claims meanwhile
             if (!renewalFailing) {
                 LOG.warn("Worker cannot renew the lease of {} inbox rows (retrying): {}", keys.size(), e.getMessage());
                 renewalFailing = true;
@@ -116,13 +192,11 @@ public class InboxWorker {
     }
 
     /** Claims the next batch; returns the accounts to reconcile (possibly none). */
-    public synchronized List<AccountWork> claim() throws SQLException {
-        long now = System.nanoTime();
-        // work held past its limit was lost (a drain cut short): no longer renewed, its rows are anyone's again, ours too
-        working.values().removeIf(h -> h.giveUp() - now <= 0);
+    public synchronized List<AccountWork> claim() {
+        giveUpOverdueWork(System.nanoTime());
         List<InboxRow> rows;
         try {
-            rows = queue.claim(instanceId, batchSize, claimMaxRows, Duration.ofSeconds(leaseSeconds),
+            rows = queue.claim(self, batchSize, claimMaxRows, Duration.ofSeconds(leaseSeconds),
                     Set.copyOf(working.keySet()));
         } catch (SQLException e) {
             // the poll runs every second: one line per outage, not a stack trace per poll
@@ -149,7 +223,7 @@ public class InboxWorker {
             try {
                 event = json.webhookEvent(row.body());
             } catch (MalformedPayloadException e) {
-                fail(List.of(row), e, row.accountId() == null ? "no account" : "account " + row.accountId());
+                deadLetter(row, e.getMessage());
                 continue;
             }
             String name = row.event() != null ? row.event() : event.event();
@@ -160,15 +234,22 @@ public class InboxWorker {
             if (!trade.isTrade(name)) {
                 settled.add(row.key());
             } else if (account == null) {
-                fail(List.of(row), new MalformedPayloadException("trade event without account_id"), "no account");
+                deadLetter(row, PoisonReason.NO_ACCOUNT_MESSAGE);
             } else {
                 tradeRows.computeIfAbsent(account, a -> new ArrayList<>()).add(row);
                 tradeEventsByAccount.computeIfAbsent(account, a -> new ArrayList<>()).add(event);
             }
         }
-        accountReconciler.registerAccounts(accountsSeen);
+        if (!accountsSeen.isEmpty()) {
+            settle(new Outcome(null, "accounts " + accountsSeen, List.of(
+                    () -> accountReconciler.registerAccounts(accountsSeen))));
+        }
         if (!settled.isEmpty()) {
-            processed.addAndGet(queue.markProcessed(settled));
+            settle(new Outcome(null, settled.size() + " rows needing no reconcile", List.of(() -> {
+                int n = queue.markProcessed(self, settled);
+                processed.addAndGet(n);
+                fencedIfShort(settled.size(), n, "rows needing no reconcile");
+            })));
         }
         List<AccountWork> work = new ArrayList<>(tradeRows.size());
         // counted from after the claim: never ends before the rows' lease in the database
@@ -182,26 +263,39 @@ public class InboxWorker {
         return work;
     }
 
+    // work held past its limit was lost (a drain cut short): no longer renewed, its rows are anyone's again, ours too
+    private void giveUpOverdueWork(long now) {
+        working.forEach((account, held) -> {
+            if (held.giveUp() - now <= 0 && working.remove(account, held)) {
+                unrecorded.removeIf(o -> account.equals(o.accountId()));
+            }
+        });
+    }
+
     /** The account's reconcile committed: its rows are applied. */
-    public void completed(AccountWork work) throws SQLException {
-        try {
-            processed.addAndGet(queue.markProcessed(work.accountId(), work.keys()));
-        } finally {
-            working.remove(work.accountId());
-        }
+    public void completed(AccountWork work) {
+        String about = about(work);
+        settle(new Outcome(work.accountId(), about, List.of(() -> {
+            int n = queue.markProcessed(self, work.accountId(), work.keys());
+            processed.addAndGet(n);
+            fencedIfShort(work.rows().size(), n, about);
+        })));
     }
 
     /**
      * The account's reconcile failed: the rows whose own attempts are spent are failed, and the account backs off,
      * with every pending row of it (claimed or not) waiting for its retry time.
      */
-    public void failed(AccountWork work, Throwable cause) throws SQLException {
+    public void failed(AccountWork work, Throwable cause) {
+        String error = describe(cause);
         try {
-            accountReconciler.recordFailure(work.accountId(), describe(cause));
-            backOff(work, cause);
-        } finally {
-            working.remove(work.accountId());
+            accountReconciler.recordFailure(work.accountId(), error);
+        } catch (RuntimeException e) {
+            // the account's last error is for the operator; the rows' outcome below is what must not be lost
+            LOG.warn("Could not record the reconcile failure of account {} on it: {}", work.accountId(),
+                    e.getMessage());
         }
+        settle(backOff(work, cause, error));
     }
 
     /** "account 2, tickets [77, 78]": what a log line about this work names (never a body). */
@@ -211,63 +305,132 @@ public class InboxWorker {
         return "account " + work.accountId() + (tickets.isEmpty() ? "" : ", tickets " + tickets);
     }
 
-    private void backOff(AccountWork work, Throwable cause) {
-        String error = describe(cause);
+    private Outcome backOff(AccountWork work, Throwable cause, String error) {
         String about = about(work);
+        long decidedAt = System.nanoTime();
+        if (cause instanceof MetaKitApiException api && api.unauthorized()) {
+            Duration delay = Duration.ofMillis(backoffMaxMillis);
+            return new Outcome(work.accountId(), about, List.of(() -> {
+                InboxQueue.Backoff b = queue.backOff(self, work.accountId(), work.keys(), work.keys(), error,
+                        sinceDecided(delay, decidedAt), false);
+                fencedIfShort(work.rows().size(), b.claimedRows(), about);
+            }));
+        }
         List<InboxRow> again = new ArrayList<>();
         List<InboxRow> spent = new ArrayList<>();
-        try {
-            if (cause instanceof MetaKitApiException api && api.unauthorized()) {
-                queue.backOff(work.accountId(), work.keys(), error, Duration.ofMillis(backoffMaxMillis), false);
-                return;
+        for (InboxRow row : work.rows()) {
+            (retryPolicy.exhausted(row.attempts()) ? spent : again).add(row);
+        }
+        // the account's delay follows its longest-tried row still going (a Retry-After overrides it)
+        int attempts = again.stream().mapToInt(InboxRow::attempts).max().orElse(work.attempts());
+        Duration delay = retryPolicy.delay(attempts, cause);
+        List<String> againKeys = again.stream().map(InboxRow::key).toList();
+        List<Outcome.Step> steps = new ArrayList<>();
+        // the backoff first: its check that this boot still holds the work sees the spent rows too
+        steps.add(() -> {
+            InboxQueue.Backoff backoff = queue.backOff(self, work.accountId(), work.keys(), againKeys, error,
+                    sinceDecided(delay, decidedAt), true);
+            retried.addAndGet(backoff.claimedRows());
+            fencedIfShort(againKeys.size(), backoff.claimedRows(), about);
+            if (backoff.retryAt() != null) {
+                LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}, {}), {} more of the account's rows wait"
+                                + " with them: {}", backoff.claimedRows(), delay.toMillis(), attempts, maxAttempts, about,
+                        backoff.waitingRows(), error);
             }
-            for (InboxRow row : work.rows()) {
-                (retryPolicy.exhausted(row.attempts()) ? spent : again).add(row);
-            }
-            if (!spent.isEmpty()) {
-                failed.addAndGet(queue.markFailed(spent.stream().map(InboxRow::key).toList(), error));
+        });
+        if (!spent.isEmpty()) {
+            List<String> spentKeys = spent.stream().map(InboxRow::key).toList();
+            steps.add(() -> {
+                int n = queue.markFailed(self, spentKeys, error);
+                failed.addAndGet(n);
+                fencedIfShort(spentKeys.size(), n, about);
                 for (InboxRow row : spent) {
                     LOG.warn("Inbox row {} failed after {} attempts ({}): {}", row.key(), row.attempts(), about,
                             error);
                 }
+            });
+        }
+        return new Outcome(work.accountId(), about, steps);
+    }
+
+    /** A delay decided at {@code decidedAt}: what is left of it now (an outcome recorded late keeps its time). */
+    private static Duration sinceDecided(Duration delay, long decidedAt) {
+        Duration left = delay.minusNanos(System.nanoTime() - decidedAt);
+        return left.isNegative() ? Duration.ZERO : left;
+    }
+
+    /** A row no retry can fix (its body): failed at once, with the reason. */
+    private void deadLetter(InboxRow row, String reason) {
+        PoisonReason kind = PoisonReason.of(reason);
+        String error = "unusable body, not retried (" + kind.label() + "): " + reason;
+        String about = row.accountId() == null ? "no account" : "account " + row.accountId();
+        settle(new Outcome(null, "row " + row.key(), List.of(() -> {
+            int n = queue.markFailed(self, List.of(row.key()), error);
+            failed.addAndGet(n);
+            deadLettered.computeIfAbsent(kind, k -> new AtomicLong()).addAndGet(n);
+            fencedIfShort(1, n, about);
+            if (n > 0) {
+                LOG.warn("Inbox row {} dead-lettered at attempt {} ({}): {}", row.key(), row.attempts(), about, error);
             }
-            // the account's delay follows its longest-tried row still going (a Retry-After overrides it)
-            int attempts = again.stream().mapToInt(InboxRow::attempts).max().orElse(work.attempts());
-            Duration delay = retryPolicy.delay(attempts, cause);
-            InboxQueue.Backoff backoff = queue.backOff(work.accountId(), again.stream().map(InboxRow::key).toList(),
-                    error, delay, true);
-            retried.addAndGet(backoff.claimedRows());
-            LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}, {}), {} more of the account's rows wait with"
-                            + " them: {}", backoff.claimedRows(), delay.toMillis(), attempts, maxAttempts, about,
-                    backoff.waitingRows(), error);
-        } catch (SQLException e) {
-            // the lease runs out and the rows are claimed again: nothing is lost
-            LOG.warn("Could not record the failure of {} inbox rows ({}): {}", work.rows().size(), about,
-                    e.getMessage());
+        })));
+    }
+
+    /** Records an outcome now, or keeps it for when the database answers; its account is held until it is recorded. */
+    private void settle(Outcome outcome) {
+        try {
+            outcome.record();
+            finished(outcome);
+        } catch (SQLException | RuntimeException e) {
+            unrecorded.add(outcome);
+            if (!recordFailing) {
+                LOG.warn("Worker cannot record outcomes now ({}: kept, recorded as soon as the database answers,"
+                        + " retried every {} ms): {}", outcome.about(), heartbeatMillis, e.getMessage());
+                recordFailing = true;
+            }
         }
     }
 
-    /** A row's own failure (its body), not its account's: it alone is retried, or failed once its attempts are spent. */
-    private void fail(List<InboxRow> rows, Throwable cause, String about) {
-        String error = describe(cause);
-        int attempts = rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
-        List<String> keys = rows.stream().map(InboxRow::key).toList();
-        try {
-            if (retryPolicy.exhausted(attempts)) {
-                failed.addAndGet(queue.markFailed(keys, error));
-                for (InboxRow row : rows) {
-                    LOG.warn("Inbox row {} failed after {} attempts ({}): {}", row.key(), row.attempts(), about,
-                            error);
-                }
-            } else {
-                Duration delay = retryPolicy.delay(attempts, cause);
-                retried.addAndGet(queue.retryLater(keys, error, delay, true));
-                LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}, {}): {}", keys.size(), delay.toMillis(),
-                        attempts, maxAttempts, about, error);
+    void recordUnrecorded() {
+        for (Outcome o : unrecorded) {
+            try {
+                o.record();
+            } catch (SQLException | RuntimeException e) {
+                return; // still down: the next round tries again, in the same order
             }
-        } catch (SQLException e) {
-            // the lease runs out and the rows are claimed again: nothing is lost
-            LOG.warn("Could not record the failure of {} inbox rows ({}): {}", keys.size(), about, e.getMessage());
+            unrecorded.remove(o);
+            finished(o);
+        }
+        if (recordFailing && unrecorded.isEmpty()) {
+            LOG.info("Worker recorded the outcomes it kept while the database was unavailable");
+            recordFailing = false;
+        }
+    }
+
+    private void finished(Outcome outcome) {
+        if (outcome.accountId() != null) {
+            working.remove(outcome.accountId());
+        }
+    }
+
+    private void fencedIfShort(int expected, int written, String about) {
+        int lost = expected - written;
+        if (lost > 0) {
+            fenced.addAndGet(lost);
+            LOG.warn("Worker boot {} no longer holds {} of {} inbox rows it claimed ({}): another instance took them"
+                    + " over while this one was not beating; nothing written for them", self.bootToken(), lost,
+                    expected, about);
+        }
+    }
+
+    static String defaultInstanceId() {
+        String host = System.getenv("HOSTNAME");
+        if (host != null && !host.isBlank()) {
+            return host;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "localhost";
         }
     }
 
@@ -297,6 +460,17 @@ public class InboxWorker {
     public long processedCount() { return processed.get(); }
     public long retriedCount() { return retried.get(); }
     public long failedCount() { return failed.get(); }
+    /** Row writes not made because another boot had taken the claim over (this one was paused or cut off). */
+    public long fencedCount() { return fenced.get(); }
+    /** Rows failed at their first claim because no retry can fix them, by reason. */
+    public long deadLetteredCount(PoisonReason reason) {
+        AtomicLong n = deadLettered.get(reason);
+        return n == null ? 0 : n.get();
+    }
+    /** Outcomes waiting for the database. */
+    public int unrecordedCount() { return unrecorded.size(); }
+    /** This boot: the instance id and its token (null before start). */
+    public Claimant claimant() { return self; }
 
     public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }
     public void setAccountReconciler(AccountReconciler accountReconciler) { this.accountReconciler = accountReconciler; }
@@ -308,5 +482,8 @@ public class InboxWorker {
     public void setMaxAttempts(int maxAttempts) { this.maxAttempts = maxAttempts; }
     public void setBackoffBaseMillis(long millis) { this.backoffBaseMillis = millis; }
     public void setBackoffMaxMillis(long millis) { this.backoffMaxMillis = millis; }
-    public void setInstanceId(String instanceId) { if (instanceId != null && !instanceId.isBlank()) this.instanceId = instanceId; }
+    /** METAKIT_INSTANCE_ID; blank: the host name. */
+    public void setInstanceId(String instanceId) { if (instanceId != null && !instanceId.isBlank()) this.instanceId = instanceId.trim(); }
+    public void setHeartbeatMillis(long millis) { this.heartbeatMillis = millis; }
+    public void setDeadAfterMillis(long millis) { this.deadAfterMillis = millis; }
 }

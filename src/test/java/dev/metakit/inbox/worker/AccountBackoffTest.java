@@ -148,9 +148,16 @@ class AccountBackoffTest {
         assertThat(scalar("select count(*) from inbox_account_backoff where retry_at > now() + interval '25 seconds'"))
                 .isEqualTo(1);
 
+        // another instance, holding a row of the account that arrived since, fails it with a short delay
+        Claimant other = Claimant.newBoot("other");
+        new InstanceLiveness(TestDatabase.dataSource(), other, Duration.ofSeconds(2)).beat();
+        insert("a1-1", 1, 0);
+        WorkerReconcileTest.exec("update webhook_inbox set claimed_by = 'other', claim_token = '" + other.bootToken()
+                + "', claimed_until = now() + interval '1 minute' where delivery_key = 'a1-1'");
         InboxQueue.Backoff shorter = new InboxQueue(TestDatabase.dataSource())
-                .backOff(1, List.of(), "another failure", Duration.ofMillis(100), true);
+                .backOff(other, 1, List.of("a1-1"), List.of("a1-1"), "another failure", Duration.ofMillis(100), true);
         assertThat(shorter.retryAt()).isAfter(Instant.now().plusSeconds(25));
+        assertThat(shorter.claimedRows()).isEqualTo(1);
         assertThat(shorter.waitingRows()).isEqualTo(1);
     }
 

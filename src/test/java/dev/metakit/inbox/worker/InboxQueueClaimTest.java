@@ -12,10 +12,17 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class InboxQueueClaimTest {
+    private static final Claimant TEST = Claimant.newBoot("test");
+    private static final Claimant A = Claimant.newBoot("a");
+    private static final Claimant B = Claimant.newBoot("b");
 
     @BeforeEach
-    void clean() {
+    void clean() throws Exception {
         TestDatabase.truncateAll();
+        // beating: their claims are live (a claim of a boot without a heartbeat is anyone's)
+        for (Claimant c : List.of(TEST, A, B)) {
+            new InstanceLiveness(TestDatabase.dataSource(), c, Duration.ofSeconds(2)).beat();
+        }
     }
 
     @Test
@@ -24,7 +31,7 @@ class InboxQueueClaimTest {
             s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body) values"
                     + " ('k1', 'position.opened', null, 'x'), ('k2', 'position.opened', 7, 'y')");
         }
-        List<InboxRow> rows = new InboxQueue(TestDatabase.dataSource()).claim("test", 10, Duration.ofSeconds(30));
+        List<InboxRow> rows = new InboxQueue(TestDatabase.dataSource()).claim(TEST, 10, Duration.ofSeconds(30));
         assertThat(rows).extracting(InboxRow::key, InboxRow::accountId)
                 .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("k1", null),
                         org.assertj.core.groups.Tuple.tuple("k2", 7L));
@@ -49,19 +56,19 @@ class InboxQueueClaimTest {
         }
         InboxQueue queue = new InboxQueue(TestDatabase.dataSource());
 
-        List<InboxRow> first = queue.claim("test", 2, 100, Duration.ofSeconds(30));
+        List<InboxRow> first = queue.claim(TEST, 2, 100, Duration.ofSeconds(30));
 
         // the batch is no-account and k0 (account 1); every due, unleased row of account 1 comes with it
         assertThat(first).extracting(InboxRow::key).containsExactlyInAnyOrder("no-account", "k0", "k3", "k6");
         assertThat(first).allSatisfy(r -> assertThat(r.attempts()).isEqualTo(1));
-        List<InboxRow> second = queue.claim("test", 1, 100, Duration.ofSeconds(30));
+        List<InboxRow> second = queue.claim(TEST, 1, 100, Duration.ofSeconds(30));
         assertThat(second).extracting(InboxRow::key).containsExactlyInAnyOrder("k1", "k4", "k7");
         // a cap below an account's rows: the oldest first, the rest in the next claim
-        List<InboxRow> capped = queue.claim("test", 1, 2, Duration.ofSeconds(30));
+        List<InboxRow> capped = queue.claim(TEST, 1, 2, Duration.ofSeconds(30));
         assertThat(capped).extracting(InboxRow::key).containsExactlyInAnyOrder("k2", "k5");
-        assertThat(queue.claim("test", 10, 100, Duration.ofSeconds(30))).extracting(InboxRow::key)
+        assertThat(queue.claim(TEST, 10, 100, Duration.ofSeconds(30))).extracting(InboxRow::key)
                 .containsExactly("k8");
-        assertThat(queue.claim("test", 10, 100, Duration.ofSeconds(30))).isEmpty();
+        assertThat(queue.claim(TEST, 10, 100, Duration.ofSeconds(30))).isEmpty();
     }
 
     @Test
@@ -71,18 +78,18 @@ class InboxQueueClaimTest {
                     + " ('k1', 'position.opened', 1, 'x'), ('k2', 'position.opened', 2, 'y')");
         }
         InboxQueue queue = new InboxQueue(TestDatabase.dataSource());
-        assertThat(queue.claim("a", 10, Duration.ofMillis(300))).hasSize(2);
+        assertThat(queue.claim(A, 10, Duration.ofMillis(300))).hasSize(2);
 
-        assertThat(queue.renew("a", List.of("k1"), Duration.ofMinutes(1))).isEqualTo(1);
-        assertThat(queue.renew("b", List.of("k2"), Duration.ofMinutes(1))).as("not b's to renew").isZero();
+        assertThat(queue.renew(A, List.of("k1"), Duration.ofMinutes(1))).isEqualTo(1);
+        assertThat(queue.renew(B, List.of("k2"), Duration.ofMinutes(1))).as("not b's to renew").isZero();
 
         // k2's lease runs out and another instance takes it; k1's was renewed and stays with its owner
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
                 TestDatabase.scalar("select count(*) from webhook_inbox where claimed_until < now()") == 1);
-        assertThat(queue.claim("b", 10, Duration.ofMinutes(1))).extracting(InboxRow::key).containsExactly("k2");
-        assertThat(queue.renew("a", List.of("k1", "k2"), Duration.ofMinutes(1)))
+        assertThat(queue.claim(B, 10, Duration.ofMinutes(1))).extracting(InboxRow::key).containsExactly("k2");
+        assertThat(queue.renew(A, List.of("k1", "k2"), Duration.ofMinutes(1)))
                 .as("a's lease on k2 ended when b claimed it").isEqualTo(1);
-        queue.markProcessed(List.of("k1"));
-        assertThat(queue.renew("a", List.of("k1"), Duration.ofMinutes(1))).as("processed rows hold no lease").isZero();
+        queue.markProcessed(A, List.of("k1"));
+        assertThat(queue.renew(A, List.of("k1"), Duration.ofMinutes(1))).as("processed rows hold no lease").isZero();
     }
 }
