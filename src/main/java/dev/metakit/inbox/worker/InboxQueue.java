@@ -30,12 +30,12 @@ public class InboxQueue {
 
     /*
      * The boots beating now (the parameter: deadAfter). A claim made by any other boot is free (a claim without a token
-     * predates the column: its lease alone frees it, as "<> all" is null for it). A restart of PostgreSQL counts as
+     * predates the column: its lease alone frees it). A restart of PostgreSQL counts as
      * a beat of every boot: a stop or a crash of the database is nobody's death, and each boot beats again within a
      * heartbeat of its return.
      */
     static final String LIVE_TOKENS = """
-            select coalesce(array_agg(boot_token), '{}') as tokens from inbox_instances
+            select boot_token from inbox_instances
              where greatest(heartbeat_at, pg_postmaster_start_time()) > now() - ?::interval""";
 
     /*
@@ -54,7 +54,8 @@ public class InboxQueue {
                 select w.delivery_key, w.account_id, w.next_attempt_at from webhook_inbox w
                  where w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
                    and (w.claimed_until is null or w.claimed_until < now()
-                        or w.claim_token <> all((select tokens from live)))
+                        or (w.claim_token is not null
+                            and not exists (select 1 from live where live.boot_token = w.claim_token)))
                    -- an account backing off: its rows, those that arrived since its failure too, wait for it
                    and not exists (select 1 from inbox_account_backoff b
                                      where b.account_id = w.account_id and b.retry_at > now())
@@ -77,7 +78,8 @@ public class InboxQueue {
                       where w.account_id = a.account_id
                         and w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
                         and (w.claimed_until is null or w.claimed_until < now()
-                             or w.claim_token <> all((select tokens from live)))
+                             or (w.claim_token is not null
+                                 and not exists (select 1 from live where live.boot_token = w.claim_token)))
                       order by w.next_attempt_at
                       limit ?
                       for update skip locked) k

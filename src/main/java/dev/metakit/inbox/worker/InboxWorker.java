@@ -103,6 +103,17 @@ public class InboxWorker {
         liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis));
         trade = new TradeEvents(tradeEvents);
         retryPolicy = new RetryPolicy(maxAttempts, Duration.ofMillis(backoffBaseMillis), Duration.ofMillis(backoffMaxMillis));
+    }
+
+    /*
+     * On the first claim, not in start(): a boot that never claims (a bundle without the worker routes, the copy of
+     * this bean camel-main makes while it pre-parses the YAML) has nothing to keep alive. The first beat goes before
+     * the first claim, so the claim's rows belong to a live boot, and takes back the earlier boots' claims.
+     */
+    private void beginBeating() {
+        if (upkeep != null) {
+            return;
+        }
         LOG.info("Worker instance {} boot {}: heartbeat every {} ms, its claims free for others {} ms after its last",
                 self.instanceId(), self.bootToken(), heartbeatMillis, deadAfterMillis);
         beat();
@@ -119,7 +130,7 @@ public class InboxWorker {
     }
 
     /** Writes what can still be written, then leaves: the claims this boot still has are free for others at once. */
-    public void stop() {
+    public synchronized void stop() {
         if (upkeep == null) {
             return;
         }
@@ -193,6 +204,7 @@ public class InboxWorker {
 
     /** Claims the next batch; returns the accounts to reconcile (possibly none). */
     public synchronized List<AccountWork> claim() {
+        beginBeating();
         giveUpOverdueWork(System.nanoTime());
         List<InboxRow> rows;
         try {

@@ -139,18 +139,19 @@ class WorkerReconcileTest {
     }
 
     @Test
-    void aPoisonRowFailsAfterBoundedAttemptsAndRequeueingPutsItBack() throws Exception {
-        startInbox(Map.of("metakit.worker.max-attempts", "3"));
+    void aPoisonRowIsFailedAtItsFirstAttemptAndRequeueingPutsItBack() throws Exception {
+        startInbox(Map.of());
         inbox.postSigned("not json at all".getBytes(StandardCharsets.UTF_8), "position.opened");
         await().atMost(Duration.ofSeconds(20)).until(() -> scalar(
                 "select count(*) from webhook_inbox where failed_at is not null") == 1);
-        assertThat(scalar("select attempts from webhook_inbox")).isEqualTo(3L);
+        assertThat(scalar("select attempts from webhook_inbox")).as("no retry can fix a body").isEqualTo(1L);
         assertThat(text("select last_error from webhook_inbox")).contains("not valid JSON");
 
         InboxWorker worker = inbox.camelContext().getRegistry().lookupByNameAndType("inboxWorker", InboxWorker.class);
         assertThat(worker.requeueFailed()).isEqualTo(1);
         await().atMost(Duration.ofSeconds(20)).until(() -> scalar(
-                "select count(*) from webhook_inbox where failed_at is not null and attempts = 3") == 1);
+                "select count(*) from webhook_inbox where failed_at is not null and attempts = 1") == 1);
+        assertThat(worker.deadLetteredCount(PoisonReason.NOT_JSON)).isEqualTo(2);
     }
 
     @Test
