@@ -70,7 +70,8 @@ public final class InboxProcess implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        // a boot on a loaded machine (two JVMs starting at once on two shared cores) has taken over 60 s
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException("the consumer exited with " + process.exitValue() + "; see " + log);
             }
