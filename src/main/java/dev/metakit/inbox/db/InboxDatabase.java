@@ -57,6 +57,7 @@ public class InboxDatabase implements DataSource, AutoCloseable {
     private static final class Shared {
         EmbeddedPostgres embedded;
         HikariDataSource pool;
+        ServerWaitingDataSource connector;
         int references;
         ScheduledFuture<?> pendingRelease;
     }
@@ -81,14 +82,15 @@ public class InboxDatabase implements DataSource, AutoCloseable {
             }
             Shared created = new Shared();
             HikariConfig config = new HikariConfig();
+            org.postgresql.ds.PGSimpleDataSource server = new org.postgresql.ds.PGSimpleDataSource();
             if (settings.embedded()) {
                 created.embedded = startEmbedded(Path.of(embeddedDataDirectory));
-                config.setJdbcUrl(created.embedded.getJdbcUrl("postgres", "postgres"));
-                config.setUsername("postgres");
+                server.setUrl(created.embedded.getJdbcUrl("postgres", "postgres"));
+                server.setUser("postgres");
             } else {
-                config.setJdbcUrl(settings.jdbcUrl());
-                config.setUsername(settings.user());
-                config.setPassword(settings.password());
+                server.setUrl(settings.jdbcUrl());
+                server.setUser(settings.user());
+                server.setPassword(settings.password());
             }
             config.setPoolName("metakit-inbox");
             config.setMaximumPoolSize(poolSize);
@@ -97,9 +99,12 @@ public class InboxDatabase implements DataSource, AutoCloseable {
             // no connection at construction: a database that is down at startup is reported by migrate() below
             config.setInitializationFailTimeout(-1);
             // a dead server must not hang a request past MetaKit's 5 s timeout
-            config.addDataSourceProperty("connectTimeout", "2");
-            config.addDataSourceProperty("socketTimeout", "30");
-            config.addDataSourceProperty("tcpKeepAlive", "true");
+            server.setConnectTimeout(2);
+            server.setSocketTimeout(30);
+            server.setTcpKeepAlive(true);
+            // the pool reconnects within moments of the server's return, whatever the outage's length
+            created.connector = new ServerWaitingDataSource(server, Duration.ofSeconds(30));
+            config.setDataSource(created.connector);
             created.pool = new HikariDataSource(config);
             try {
                 migrate(created.pool, settings);
@@ -177,6 +182,7 @@ public class InboxDatabase implements DataSource, AutoCloseable {
     }
 
     private static void release(Shared s) {
+        s.connector.close();
         s.pool.close();
         if (s.embedded != null) {
             try {

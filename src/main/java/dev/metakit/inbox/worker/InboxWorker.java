@@ -129,7 +129,10 @@ public class InboxWorker {
         upkeep.scheduleWithFixedDelay(this::recordAndRenew, every, every, TimeUnit.MILLISECONDS);
     }
 
-    /** Writes what can still be written, then leaves: the claims this boot still has are free for others at once. */
+    /**
+     * Writes what can still be written, gives back the rows of work not finished, then leaves: the claims this boot
+     * still has are free for others at once (if the database is still reachable; else after dead-after).
+     */
     public synchronized void stop() {
         if (upkeep == null) {
             return;
@@ -140,6 +143,11 @@ public class InboxWorker {
             LOG.warn("Worker stops with {} outcomes it could not record: their rows are claimed again", unrecorded.size());
         }
         try {
+            // work cut short by the stop: given back with its attempt, due again at once
+            List<String> unfinished = working.values().stream().flatMap(h -> h.work().keys().stream()).toList();
+            if (!unfinished.isEmpty()) {
+                LOG.info("Worker stops: gave back {} inbox rows it had not finished", queue.release(self, unfinished));
+            }
             liveness.leave();
         } catch (SQLException | RuntimeException e) {
             LOG.warn("Worker could not sign off (its claims are free once its heartbeat is {} ms old): {}",
