@@ -70,6 +70,8 @@ class ThreeInstancesBehindProxyIT {
         metakit.latency(100);
         for (int i = 1; i <= 3; i++) {
             instances.add(new InboxProcess(workDir, metakit.url(), Map.of(
+                    // three processes on one host: each its own id (the default, the host name, is the same for all)
+                    "METAKIT_INSTANCE_ID", name(i),
                     "DATABASE_URL", TestDatabase.jdbcUrl(name(i)),
                     // a short lease: the killed instance's rows are taken over within the test (production: 120 s)
                     "METAKIT_WORKER_LEASE_SECONDS", String.valueOf(LEASE_SECONDS),
