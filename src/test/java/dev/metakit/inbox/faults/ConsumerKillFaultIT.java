@@ -40,8 +40,8 @@ class ConsumerKillFaultIT {
         for (long account = 1; account <= ACCOUNTS; account++) {
             metakit.open(account, account * 100, "0.10", "0", "0", t0);
         }
-        // the lease stays at its default: the restart (same instance id, the host name) takes its dead boot's claims
-        // back at once
+        // the default lease (120 s): the restarted process (the same host, so the same instance id) takes the killed
+        // boot's claims back at its first claim
         consumer = new InboxProcess(workDir, metakit.url(), Map.of(
                 "METAKIT_WORKER_POLL_INTERVAL_MILLIS", "200",
                 "METAKIT_RECONCILE_INTERVAL", "PT1H",
