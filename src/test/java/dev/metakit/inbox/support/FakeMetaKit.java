@@ -14,12 +14,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiPredicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * A programmable MetaKit REST API over real HTTP for the worker tests: positions and deals per account as JSON
- * strings, webhooks, a queue of forced failures, and a count of calls by path kind.
+ * strings, webhooks, a queue of forced failures, and a count of calls by path kind. Each client (a consumer process)
+ * can get an address of its own ({@link #urlFor}), so a test can {@link #hold} the answers to one client's calls for
+ * chosen accounts: the calls stay in flight, and so do the inbox rows they were made for.
  */
 public final class FakeMetaKit implements AutoCloseable {
     public static final String API_KEY = "mk_test_key_123";
@@ -37,6 +40,10 @@ public final class FakeMetaKit implements AutoCloseable {
     private volatile long latencyMillis;
     /** While non-zero every call answers this status (429 with Retry-After: 1): an outage of known length. */
     private volatile int outageStatus;
+    /** Which calls (client, account) wait for their answer; re-tested whenever it changes. */
+    private volatile BiPredicate<String, Long> held = (client, account) -> false;
+    private final Object holdChanged = new Object();
+    private final Map<String, HttpServer> clients = new ConcurrentHashMap<>();
 
     public FakeMetaKit() {
         server = listen(0);
@@ -51,9 +58,53 @@ public final class FakeMetaKit implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         s.setExecutor(Executors.newFixedThreadPool(16));
-        s.createContext("/", this::handle);
+        s.createContext("/", ex -> handle(ex, ""));
         s.start();
         return s;
+    }
+
+    /**
+     * An address of this API for one client: the same state, its calls told apart by {@link #hold}. Its threads are
+     * not pooled to a fixed number, so a held call never queues another one behind it.
+     */
+    public synchronized String urlFor(String client) {
+        HttpServer s = clients.computeIfAbsent(client, c -> {
+            HttpServer server;
+            try {
+                server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            server.setExecutor(Executors.newCachedThreadPool());
+            server.createContext("/", ex -> handle(ex, c));
+            server.start();
+            return server;
+        });
+        return "http://127.0.0.1:" + s.getAddress().getPort();
+    }
+
+    /**
+     * From now on, account calls (positions, deals) of a client for which {@code which} holds get no answer until it
+     * no longer does (a later {@code hold} or {@link #release}); calls already waiting are tested again at once.
+     */
+    public void hold(BiPredicate<String, Long> which) {
+        synchronized (holdChanged) {
+            held = which;
+            holdChanged.notifyAll();
+        }
+    }
+
+    /** Every held call is answered, and no call is held any more. */
+    public void release() {
+        hold((client, account) -> false);
+    }
+
+    private void waitWhileHeld(String client, long account) throws InterruptedException {
+        synchronized (holdChanged) {
+            while (held.test(client, account)) {
+                holdChanged.wait();
+            }
+        }
     }
 
     public String url() {
@@ -141,7 +192,7 @@ public final class FakeMetaKit implements AutoCloseable {
         return f;
     }
 
-    private void handle(HttpExchange ex) throws IOException {
+    private void handle(HttpExchange ex, String client) throws IOException {
         int now = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(now, Math::max);
         try {
@@ -151,6 +202,9 @@ public final class FakeMetaKit implements AutoCloseable {
             calls.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
             if (latencyMillis > 0) {
                 Thread.sleep(latencyMillis);
+            }
+            if (m.matches()) {
+                waitWhileHeld(client, Long.parseLong(m.group(1)));
             }
             if (!("Bearer " + API_KEY).equals(ex.getRequestHeaders().getFirst("Authorization"))) {
                 send(ex, 401, "{\"error\":\"invalid api key\"}");
@@ -206,6 +260,8 @@ public final class FakeMetaKit implements AutoCloseable {
 
     @Override
     public void close() {
+        release();
         server.stop(0);
+        clients.values().forEach(s -> s.stop(0));
     }
 }

@@ -6,9 +6,10 @@ import java.sql.Statement;
 
 /**
  * Who did what in the inbox, recorded by triggers on the test database while several instances share it: every claim
- * of a row (with whether another claim's lease on it was still running), every row marked processed, and every
- * {@code reconcile_runs} row opened, each with the {@code application_name} of the connection that did it (see
- * {@link TestDatabase#jdbcUrl(String)}). Test-only tables, dropped again by {@link #close()}.
+ * of a row (with whether another claim's lease on it was still running), every lease renewal, every outcome written
+ * (processed, failed, retry: the claim given back with a later attempt) with the claim the row was under at that
+ * moment, and every {@code reconcile_runs} row opened, each with the {@code application_name} of the connection that
+ * did it (see {@link TestDatabase#jdbcUrl(String)}). Test-only tables, dropped again by {@link #close()}.
  */
 public final class InboxAudit implements AutoCloseable {
 
@@ -22,6 +23,9 @@ public final class InboxAudit implements AutoCloseable {
                     kind          text        not null,
                     instance      text        not null,
                     claimed_by    text,
+                    -- the claim made (kind claim), or the claim the row was under when written (every other kind)
+                    claim         text,
+                    prev_claim    text,
                     account_id    bigint,
                     at            timestamptz not null default clock_timestamp(),
                     -- one claim statement's rows share it
@@ -34,21 +38,48 @@ public final class InboxAudit implements AutoCloseable {
                 create table test_run_audit (
                     run_id   bigint primary key,
                     instance text   not null)""");
+        // a claim's identity: the boot token where the schema has one (claim_token), else the claiming instance's id
         exec("""
                 create function test_inbox_audit() returns trigger language plpgsql as $$
+                declare
+                    new_claim text := coalesce(to_jsonb(new)->>'claim_token', new.claimed_by);
+                    old_claim text := coalesce(to_jsonb(old)->>'claim_token', old.claimed_by);
+                    pending   boolean := new.processed_at is null and new.failed_at is null;
                 begin
-                    if new.attempts > old.attempts then
-                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, claimed_by,
-                                                      prev_claimed_by, prev_until, lease_live)
+                    if new.attempts > old.attempts or (new_claim is not null and new_claim is distinct from old_claim)
+                    then
+                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, claimed_by, claim,
+                                                      prev_claimed_by, prev_claim, prev_until, lease_live)
                         values (new.delivery_key, 'claim', current_setting('application_name'), new.account_id,
-                                new.claimed_by,
-                                old.claimed_by, old.claimed_until,
+                                new.claimed_by, new_claim,
+                                old.claimed_by, old_claim, old.claimed_until,
                                 old.claimed_by is not null and old.claimed_until >= now());
+                    elsif pending and new_claim is not null and new_claim = old_claim
+                          and new.claimed_until > old.claimed_until then
+                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by,
+                                                      prev_claim)
+                        values (new.delivery_key, 'renew', current_setting('application_name'), new.account_id,
+                                old.claimed_by, old_claim);
                     end if;
                     if new.processed_at is not null and old.processed_at is null then
-                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by)
+                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by,
+                                                      prev_claim)
                         values (new.delivery_key, 'processed', current_setting('application_name'), new.account_id,
-                                old.claimed_by);
+                                old.claimed_by, old_claim);
+                    end if;
+                    if new.failed_at is not null and old.failed_at is null then
+                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by,
+                                                      prev_claim)
+                        values (new.delivery_key, 'failed', current_setting('application_name'), new.account_id,
+                                old.claimed_by, old_claim);
+                    end if;
+                    -- a claim given back with a later attempt (a backoff or a retry), not a bare release
+                    if pending and old_claim is not null and new_claim is null
+                       and new.next_attempt_at > old.next_attempt_at then
+                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by,
+                                                      prev_claim)
+                        values (new.delivery_key, 'retry', current_setting('application_name'), new.account_id,
+                                old.claimed_by, old_claim);
                     end if;
                     return new;
                 end $$""");
@@ -93,6 +124,22 @@ public final class InboxAudit implements AutoCloseable {
                   from test_inbox_audit c join test_inbox_audit p
                     on p.delivery_key = c.delivery_key and p.kind = 'processed' and p.instance = c.instance
                  where c.kind = 'claim'""");
+    }
+
+    /**
+     * Writes made under a claim the writing instance never made: a renewal or an outcome (processed, failed, retry) by
+     * an instance whose claim on the row had been taken over (or given up), one line each. Empty when every write
+     * came from the holder of the row's claim at that moment.
+     */
+    public static java.util.List<String> writesWithoutTheClaim() {
+        return java.util.List.copyOf(TestDatabase.strings(TestDatabase.dataSource(), """
+                select o.kind || ' of ' || o.delivery_key || ' by ' || o.instance || ' at ' || o.at
+                       || ' under claim ' || coalesce(o.prev_claim, 'none')
+                  from test_inbox_audit o
+                 where o.kind in ('renew', 'processed', 'failed', 'retry')
+                   and not exists (select 1 from test_inbox_audit c
+                                    where c.kind = 'claim' and c.delivery_key = o.delivery_key
+                                      and c.instance = o.instance and c.claim = o.prev_claim and c.seq < o.seq)"""));
     }
 
     /** What happened to these rows, one line per event: for a failure message. */

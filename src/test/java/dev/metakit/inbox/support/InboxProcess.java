@@ -76,7 +76,8 @@ public final class InboxProcess implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        // a boot on a loaded machine (two JVMs starting at once on two shared cores) has taken over 60 s
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException("the consumer exited with " + process.exitValue() + "; see " + log);
             }
@@ -89,6 +90,23 @@ public final class InboxProcess implements AutoCloseable {
     public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** SIGSTOP: the process stands still (as in a long GC pause or a frozen VM), its sockets and connections open. */
+    public void pause() throws IOException, InterruptedException {
+        signal("STOP");
+    }
+
+    /** SIGCONT after {@link #pause()}: the process goes on where it stood, unaware of the time that passed. */
+    public void resume() throws IOException, InterruptedException {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+        }
     }
 
     public URI webhookUri() {
