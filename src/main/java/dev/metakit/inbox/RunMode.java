@@ -1,6 +1,7 @@
 package dev.metakit.inbox;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.EnvironmentNames;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListener;
 import org.apache.camel.main.MainListenerSupport;
@@ -56,7 +57,7 @@ final class RunMode extends MainListenerSupport {
         overrides.forEach((key, value) -> {
             String effective = resolve.apply(key).orElse("");
             if (!effective.equals(value)) {
-                String variable = key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+                String variable = EnvironmentNames.derived(key);
                 throw new ConfigurationException("sandbox mode needs its own " + key + ", but " + variable
                         + " overrides it: unset " + variable + " (or configure your own run)");
             }

@@ -53,7 +53,7 @@ class StartupErrorIT {
     @Test
     void aMissingApiKeyStopsStartupWithOneLineNamingIt() throws Exception {
         Outcome o = run(Map.of("METAKIT_WEBHOOK_SECRET", "s", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0",
-                "METAKIT_EMBEDDED_DB_DIR", workDir.resolve("pg").toString()));
+                "METAKIT_DATABASE_EMBEDDED_DIR", workDir.resolve("pg").toString()));
         assertThat(o.exitCode()).isEqualTo(2);
         assertThat(o.stderr().strip().lines()).singleElement().asString()
                 .startsWith("metakit-inbox: METAKIT_API_KEY is required");

@@ -1,0 +1,59 @@
+package dev.metakit.inbox.config;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * The environment variables a key is read from: first the name Camel derives from the key (upper case, '.' and '-'
+ * as '_': {@code metakit.retention.batch-size} from {@code METAKIT_RETENTION_BATCH_SIZE}), which Camel's properties
+ * component reads as an override of the key wherever the key is set; then, for a few keys, one conventional alias.
+ * application.properties spells the same rule as nested placeholders ({@code {{env:METAKIT_DATABASE_URL:{{env:DATABASE_URL:}}}}}).
+ */
+public final class EnvironmentNames {
+    /** alias → the one key it sets. */
+    public static final Map<String, String> ALIASES = Map.of(
+            "DATABASE_URL", "metakit.database.url",
+            "DATABASE_USER", "metakit.database.user",
+            "DATABASE_PASSWORD", "metakit.database.password",
+            "HTTP_HOST", "camel.server.host",
+            "HTTP_PORT", "camel.server.port",
+            "MANAGEMENT_HOST", "camel.management.host",
+            "MANAGEMENT_PORT", "camel.management.port");
+
+    private EnvironmentNames() {
+    }
+
+    /** The name Camel derives from a key. */
+    public static String derived(String key) {
+        return key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
+    }
+
+    /** The names a key is read from, the one that wins first. */
+    public static List<String> of(String key) {
+        List<String> names = new ArrayList<>();
+        names.add(derived(key));
+        ALIASES.forEach((alias, aliased) -> {
+            if (aliased.equals(key)) {
+                names.add(alias);
+            }
+        });
+        return names;
+    }
+
+    /** The first of the key's variables that is set and not blank, as the variable's name. */
+    public static Optional<String> setVariable(String key, Function<String, String> env) {
+        return of(key).stream().filter(name -> {
+            String value = env.apply(name);
+            return value != null && !value.isBlank();
+        }).findFirst();
+    }
+
+    /** The key's value from the environment, by the same rule; empty when none of its variables is set. */
+    public static Optional<String> read(String key, Function<String, String> env) {
+        return setVariable(key, env).map(env);
+    }
+}
