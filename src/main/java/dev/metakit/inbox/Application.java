@@ -1,6 +1,7 @@
 package dev.metakit.inbox;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.EnumeratedSettings;
 import org.apache.camel.main.Main;
 
 import java.nio.file.Path;
@@ -11,6 +12,11 @@ public final class Application {
     }
 
     public static void main(String[] args) throws Exception {
+        try {
+            EnumeratedSettings.requireKnownLogFormat(System::getenv);
+        } catch (ConfigurationException e) {
+            exitOnConfigurationError(e);
+        }
         // no main class: camel-main would scan its package for RouteBuilders, which application.properties names
         Main main = new Main();
         // the application.properties in the working directory (the project folder under ./run.sh) overrides the copy

@@ -1,6 +1,7 @@
 package dev.metakit.inbox;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.EnumeratedSettings;
 import dev.metakit.inbox.config.EnvironmentNames;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListener;
@@ -40,6 +41,7 @@ final class RunMode extends MainListenerSupport {
     public void beforeConfigure(BaseMainSupport main) {
         PropertiesComponent properties = main.getCamelContext().getPropertiesComponent();
         Function<String, Optional<String>> resolve = properties::resolveProperty;
+        EnumeratedSettings.requireKnownValues(resolve);
         SandboxRun sandbox = decide(resolve);
         if (sandbox != null) {
             sandbox.overrides().forEach(properties::addOverrideProperty);
