@@ -2,6 +2,7 @@ package dev.metakit.inbox;
 
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.EnumeratedSettings;
+import dev.metakit.inbox.config.EnvironmentNames;
 import org.apache.camel.main.Main;
 
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ public final class Application {
     public static void main(String[] args) throws Exception {
         try {
             EnumeratedSettings.requireKnownLogFormat(System::getenv);
+            EnvironmentNames.refuseRenamed(System::getenv);
         } catch (ConfigurationException e) {
             exitOnConfigurationError(e);
         }

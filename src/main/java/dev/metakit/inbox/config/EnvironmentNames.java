@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
@@ -24,7 +25,26 @@ public final class EnvironmentNames {
             "MANAGEMENT_HOST", "camel.management.host",
             "MANAGEMENT_PORT", "camel.management.port");
 
+    /**
+     * Variables earlier versions read, each → the variable of its key now. Set, they stop startup with one line rather
+     * than be ignored without a word (a pool size or an instance id silently back to its default).
+     */
+    public static final Map<String, String> RENAMED = Map.of(
+            "METAKIT_DB_POOL_SIZE", "METAKIT_DATABASE_POOL_SIZE",
+            "METAKIT_EMBEDDED_DB_DIR", "METAKIT_DATABASE_EMBEDDED_DIR",
+            "METAKIT_RETENTION_BATCH", "METAKIT_RETENTION_BATCH_SIZE",
+            "METAKIT_WORKER_INSTANCE_ID", "METAKIT_INSTANCE_ID");
+
     private EnvironmentNames() {
+    }
+
+    /** Stops at the first of the {@link #RENAMED} variables that is set. */
+    public static void refuseRenamed(Function<String, String> env) {
+        new TreeMap<>(RENAMED).forEach((former, now) -> {
+            if (env.apply(former) != null) {
+                throw new ConfigurationException(former + " is now " + now + ": rename it");
+            }
+        });
     }
 
     /** The name Camel derives from a key. */

@@ -2,6 +2,8 @@ package dev.metakit.inbox.config;
 
 import dev.metakit.inbox.support.ShippedProperties;
 import org.junit.jupiter.api.Test;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
 
 import java.io.IOException;
 import java.io.StringReader;
@@ -17,6 +19,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * application.properties, README's configuration table and the code name every setting the same way: each key is
@@ -109,19 +112,56 @@ class ConfigurationConsistencyTest {
     }
 
     @Test
+    void aFormerVariableStopsStartupNamingItsVariableNow() throws Exception {
+        Set<String> variables = new TreeSet<>();
+        propertiesVariables().values().forEach(names -> variables.add(names[0]));
+        assertThat(variables).containsAll(EnvironmentNames.RENAMED.values());
+        assertThat(variables).doesNotContainAnyElementsOf(EnvironmentNames.RENAMED.keySet());
+        assertThatThrownBy(() -> EnvironmentNames.refuseRenamed(Map.of("METAKIT_DB_POOL_SIZE", "32")::get))
+                .isInstanceOf(ConfigurationException.class)
+                .hasMessage("METAKIT_DB_POOL_SIZE is now METAKIT_DATABASE_POOL_SIZE: rename it");
+    }
+
+    @Test
     void everyKeyTheRoutesAndTheCodeUseIsInApplicationProperties() throws Exception {
         Set<String> known = propertiesKeys();
-        Pattern used = Pattern.compile("\\{\\{(?:metakit-millis:)?(metakit\\.[a-z0-9.-]+)(?::[^}]*)?}}");
         Set<String> unknown = new TreeSet<>();
-        for (Path file : files("routes", "src/main/java")) {
+        usedKeys("routes", "src/main/java").forEach((key, file) -> {
+            if (!known.contains(key)) {
+                unknown.add(key + " in " + file);
+            }
+        });
+        assertThat(unknown).isEmpty();
+    }
+
+    @Test
+    void everyKeyTheRoutesUseIsInTheSpringBootExamplesSettings() throws Exception {
+        Object yaml = new Load(LoadSettings.builder().build()).loadFromString(Files.readString(
+                PROJECT.resolve("examples/spring-boot/src/main/resources/application.yaml")));
+        Set<String> example = new TreeSet<>();
+        flatten("", yaml, example);
+        assertThat(example).containsAll(usedKeys("routes").keySet());
+    }
+
+    /** key → the first file that uses it as {@code {{key}}} or {@code {{metakit-millis:key}}}. */
+    private static Map<String, Path> usedKeys(String... roots) throws IOException {
+        Pattern used = Pattern.compile("\\{\\{(?:metakit-millis:)?(metakit\\.[a-z0-9.-]+)(?::[^}]*)?}}");
+        Map<String, Path> keys = new TreeMap<>();
+        for (Path file : files(roots)) {
             Matcher m = used.matcher(Files.readString(file));
             while (m.find()) {
-                if (!known.contains(m.group(1))) {
-                    unknown.add(m.group(1) + " in " + PROJECT.relativize(file));
-                }
+                keys.putIfAbsent(m.group(1), PROJECT.relativize(file));
             }
         }
-        assertThat(unknown).isEmpty();
+        return keys;
+    }
+
+    private static void flatten(String prefix, Object node, Set<String> keys) {
+        if (node instanceof Map<?, ?> map) {
+            map.forEach((k, v) -> flatten(prefix.isEmpty() ? String.valueOf(k) : prefix + "." + k, v, keys));
+        } else {
+            keys.add(prefix);
+        }
     }
 
     @Test
@@ -139,7 +179,9 @@ class ConfigurationConsistencyTest {
                 "examples/spring-boot/src/main", "run.sh", "bench", "pom.xml")) {
             Matcher m = variable.matcher(Files.readString(file));
             while (m.find()) {
-                if (!known.contains(m.group())) {
+                boolean formerName = EnvironmentNames.RENAMED.containsKey(m.group())
+                        && file.endsWith(Path.of("config", "EnvironmentNames.java"));
+                if (!known.contains(m.group()) && !formerName) {
                     unknown.add(m.group() + " in " + PROJECT.relativize(file));
                 }
             }
