@@ -85,4 +85,12 @@ class StartupErrorIT {
         assertThat(o.stderr().strip().lines()).singleElement().asString()
                 .isEqualTo("metakit-inbox: metakit.ops.enabled (METAKIT_OPS_ENABLED) must be true or false, got 'yes'");
     }
+
+    @Test
+    void aVariableAnEarlierVersionReadStopsStartupNamingItsNameNow() throws Exception {
+        Outcome o = run(Map.of("METAKIT_DB_POOL_SIZE", "32", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
+        assertThat(o.exitCode()).isEqualTo(2);
+        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                .isEqualTo("metakit-inbox: METAKIT_DB_POOL_SIZE is now METAKIT_DATABASE_POOL_SIZE: rename it");
+    }
 }
