@@ -13,6 +13,7 @@ public final class Application {
     }
 
     public static void main(String[] args) throws Exception {
+        // read from the environment alone and before anything logs: an unknown log format would leave no log output
         try {
             EnumeratedSettings.requireKnownLogFormat(System::getenv);
             EnvironmentNames.refuseRenamed(System::getenv);
