@@ -100,7 +100,8 @@ final class SandboxRun extends MainListenerSupport {
         overrides.put("metakit.accounts", LongStream.rangeClosed(1, ACCOUNTS).mapToObj(Long::toString)
                 .collect(Collectors.joining(",")));
         // lost deliveries are repaired by the periodic reconcile: make that quick enough to watch
-        overrides.put("metakit.reconcile.interval", EnvironmentNames.read("metakit.reconcile.interval", env).orElse("PT20S"));
+        overrides.put("metakit.reconcile.interval",
+                EnvironmentNames.read("metakit.reconcile.interval", env).orElse("PT20S"));
         overrides.put("metakit.status.interval", EnvironmentNames.read("metakit.status.interval", env).orElse("PT10S"));
         overrides.put("metakit.database.url", "");
         overrides.put("metakit.database.user", "");
