@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Function;
@@ -72,8 +73,13 @@ public final class EnvironmentNames {
         }).findFirst();
     }
 
-    /** The key's value from the environment, by the same rule; empty when none of its variables is set. */
+    /**
+     * The key's value from the environment as application.properties reads it: the first of its variables that is set,
+     * even to nothing (an empty {@code METAKIT_DATABASE_URL} hides {@code DATABASE_URL} there too); empty when none is
+     * set or the value is blank.
+     */
     public static Optional<String> read(String key, Function<String, String> env) {
-        return setVariable(key, env).map(env);
+        return of(key).stream().map(env).filter(Objects::nonNull).findFirst()
+                .filter(value -> !value.isBlank());
     }
 }

@@ -97,7 +97,7 @@ class ConfigurationConsistencyTest {
     }
 
     @Test
-    void theDerivedNameWinsOverTheAliasAndTheAliasOverTheDefault() {
+    void theDerivedNameWinsOverTheAliasEvenEmptyAndTheAliasOverTheDefault() {
         EnvironmentNames.ALIASES.forEach((alias, key) -> {
             String derived = EnvironmentNames.derived(key);
             Map<String, String> both = Map.of(derived, "from-derived", alias, "from-alias");
@@ -108,6 +108,10 @@ class ConfigurationConsistencyTest {
             assertThat(ShippedProperties.resolver(ShippedProperties.file(), aliasOnly::get).apply(key)).as(key)
                     .contains("from-alias");
             assertThat(EnvironmentNames.read(key, aliasOnly::get)).as(key).contains("from-alias");
+            Map<String, String> emptyDerived = Map.of(derived, "", alias, "from-alias");
+            assertThat(ShippedProperties.resolver(ShippedProperties.file(), emptyDerived::get).apply(key)).as(key)
+                    .contains("");
+            assertThat(EnvironmentNames.read(key, emptyDerived::get)).as(key).isEmpty();
         });
     }
 
