@@ -9,7 +9,7 @@
 # CONNS ("16 64"), SYSTEMS ("pgbench ours express"), BENCH_DIR (/tmp/metakit-inbox-bench: PostgreSQL data, logs,
 # results), BENCH_PGPORT (55439), OURS_HTTP_PORT (18480), OURS_MGMT_PORT (18481), EXPRESS_PORT (18482),
 # OURS_JAVA_OPTS (JVM options for our consumer), METAKIT_INBOX_WRITERS / METAKIT_INBOX_MAX_BATCH /
-# METAKIT_DB_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections), BASE_JAR (the jar
+# METAKIT_DATABASE_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections), BASE_JAR (the jar
 # of an earlier commit, run as the system "ours-base" when SYSTEMS names it: a before/after in one sitting).
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
 # stop it with: bench/ingest-bench.sh stop-db

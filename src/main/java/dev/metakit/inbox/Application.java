@@ -1,6 +1,8 @@
 package dev.metakit.inbox;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.EnumeratedSettings;
+import dev.metakit.inbox.config.EnvironmentNames;
 import org.apache.camel.main.Main;
 
 import java.nio.file.Path;
@@ -11,6 +13,13 @@ public final class Application {
     }
 
     public static void main(String[] args) throws Exception {
+        // read from the environment alone and before anything logs: an unknown log format would leave no log output
+        try {
+            EnumeratedSettings.requireKnownLogFormat(System::getenv);
+            EnvironmentNames.refuseRenamed(System::getenv);
+        } catch (ConfigurationException e) {
+            exitOnConfigurationError(e);
+        }
         // no main class: camel-main would scan its package for RouteBuilders, which application.properties names
         Main main = new Main();
         // the application.properties in the working directory (the project folder under ./run.sh) overrides the copy

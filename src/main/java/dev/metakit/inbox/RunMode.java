@@ -1,6 +1,8 @@
 package dev.metakit.inbox;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.EnumeratedSettings;
+import dev.metakit.inbox.config.EnvironmentNames;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListener;
 import org.apache.camel.main.MainListenerSupport;
@@ -39,6 +41,7 @@ final class RunMode extends MainListenerSupport {
     public void beforeConfigure(BaseMainSupport main) {
         PropertiesComponent properties = main.getCamelContext().getPropertiesComponent();
         Function<String, Optional<String>> resolve = properties::resolveProperty;
+        EnumeratedSettings.requireKnownValues(resolve);
         SandboxRun sandbox = decide(resolve);
         if (sandbox != null) {
             sandbox.overrides().forEach(properties::addOverrideProperty);
@@ -56,7 +59,7 @@ final class RunMode extends MainListenerSupport {
         overrides.forEach((key, value) -> {
             String effective = resolve.apply(key).orElse("");
             if (!effective.equals(value)) {
-                String variable = key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+                String variable = EnvironmentNames.derived(key);
                 throw new ConfigurationException("sandbox mode needs its own " + key + ", but " + variable
                         + " overrides it: unset " + variable + " (or configure your own run)");
             }

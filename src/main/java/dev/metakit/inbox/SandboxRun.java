@@ -1,5 +1,6 @@
 package dev.metakit.inbox;
 
+import dev.metakit.inbox.config.EnvironmentNames;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.feed.FeedOrderCheck;
 import dev.metakit.inbox.ingest.WebhookVerification;
@@ -99,8 +100,9 @@ final class SandboxRun extends MainListenerSupport {
         overrides.put("metakit.accounts", LongStream.rangeClosed(1, ACCOUNTS).mapToObj(Long::toString)
                 .collect(Collectors.joining(",")));
         // lost deliveries are repaired by the periodic reconcile: make that quick enough to watch
-        overrides.put("metakit.reconcile.interval", or(env.apply("METAKIT_RECONCILE_INTERVAL"), "PT20S"));
-        overrides.put("metakit.status.interval", or(env.apply("METAKIT_STATUS_INTERVAL"), "PT10S"));
+        overrides.put("metakit.reconcile.interval",
+                EnvironmentNames.read("metakit.reconcile.interval", env).orElse("PT20S"));
+        overrides.put("metakit.status.interval", EnvironmentNames.read("metakit.status.interval", env).orElse("PT10S"));
         overrides.put("metakit.database.url", "");
         overrides.put("metakit.database.user", "");
         overrides.put("metakit.database.password", "");

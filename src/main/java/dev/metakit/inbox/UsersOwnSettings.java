@@ -1,8 +1,9 @@
 package dev.metakit.inbox;
 
+import dev.metakit.inbox.config.EnvironmentNames;
+
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -10,24 +11,21 @@ import java.util.function.Function;
  * Which of the settings that make a run the user's own (a database, a MetaKit API, a webhook secret) are configured,
  * read from the effective configuration: the value Camel's properties component resolves for the key (the
  * application.properties in use, {@code -D} system properties, and the environment variable Camel derives from the
- * key, such as {@code METAKIT_DATABASE_URL}), plus the documented variable names (such as {@code DATABASE_URL}).
+ * key, such as {@code METAKIT_DATABASE_URL}), plus the key's alias if it has one (such as {@code DATABASE_URL}):
+ * {@link EnvironmentNames}.
  * Sandbox mode exists only when none of them is: it replaces the API, the key and the secret, and recreates its
  * database, so it must never stand in for a run the user configured.
  */
 final class UsersOwnSettings {
-    /** A setting, the value it has when nobody configured it, and the documented environment variable(s). */
-    record Setting(String key, String unconfigured, List<String> documentedVariables) {
-        /** The variable camel-main's properties component reads as an override of the key. */
-        String derivedVariable() {
-            return key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
-        }
+    /** A setting and the value it has when nobody configured it. */
+    record Setting(String key, String unconfigured) {
     }
 
     static final List<Setting> SETTINGS = List.of(
-            new Setting("metakit.database.url", "", List.of("DATABASE_URL")),
-            new Setting("metakit.api.url", "https://api.metakit.dev", List.of("METAKIT_API_URL")),
-            new Setting("metakit.api.key", "", List.of("METAKIT_API_KEY")),
-            new Setting("metakit.webhook.secret", "", List.of("METAKIT_WEBHOOK_SECRET")));
+            new Setting("metakit.database.url", ""),
+            new Setting("metakit.api.url", "https://api.metakit.dev"),
+            new Setting("metakit.api.key", ""),
+            new Setting("metakit.webhook.secret", ""));
 
     private UsersOwnSettings() {
     }
@@ -42,11 +40,7 @@ final class UsersOwnSettings {
     static List<String> configured(Function<String, Optional<String>> resolve, Function<String, String> env) {
         List<String> configured = new ArrayList<>();
         for (Setting setting : SETTINGS) {
-            List<String> variables = new ArrayList<>(setting.documentedVariables());
-            if (!variables.contains(setting.derivedVariable())) {
-                variables.add(setting.derivedVariable());
-            }
-            Optional<String> fromEnv = variables.stream().filter(v -> !blank(env.apply(v))).findFirst();
+            Optional<String> fromEnv = EnvironmentNames.setVariable(setting.key(), env);
             String effective = resolve.apply(setting.key()).map(String::trim).orElse("");
             if (fromEnv.isPresent()) {
                 configured.add(setting.key() + " (" + fromEnv.get() + ")");
@@ -55,9 +49,5 @@ final class UsersOwnSettings {
             }
         }
         return configured;
-    }
-
-    private static boolean blank(String s) {
-        return s == null || s.isBlank();
     }
 }

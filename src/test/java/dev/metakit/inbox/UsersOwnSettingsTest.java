@@ -1,8 +1,6 @@
 package dev.metakit.inbox;
 
-import org.apache.camel.component.properties.PropertiesComponent;
-import org.apache.camel.impl.DefaultCamelContext;
-import org.apache.camel.spi.PropertiesFunction;
+import dev.metakit.inbox.support.ShippedProperties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,35 +25,11 @@ class UsersOwnSettingsTest {
     }
 
     private Function<String, Optional<String>> shippedProperties(Function<String, String> env) {
-        return propertiesFrom(Path.of(System.getProperty("user.dir"), "application.properties"), env);
+        return ShippedProperties.resolver(ShippedProperties.file(), env);
     }
 
-    /**
-     * Camel's properties component on {@code file}, with {@code env} standing in for the environment (this JVM's own
-     * environment, a developer's DATABASE_URL say, stays out of the test).
-     */
     private static Function<String, Optional<String>> propertiesFrom(Path file, Function<String, String> env) {
-        DefaultCamelContext context = new DefaultCamelContext();
-        PropertiesComponent pc = (PropertiesComponent) context.getPropertiesComponent();
-        pc.setEnvironmentVariableMode(PropertiesComponent.ENVIRONMENT_VARIABLES_MODE_NEVER);
-        pc.setSystemPropertiesMode(PropertiesComponent.SYSTEM_PROPERTIES_MODE_NEVER);
-        pc.addPropertiesFunction(new PropertiesFunction() {
-            @Override
-            public String getName() {
-                return "env";
-            }
-
-            @Override
-            public String apply(String remainder) {
-                int colon = remainder.indexOf(':');
-                String name = colon < 0 ? remainder : remainder.substring(0, colon);
-                String value = env.apply(name);
-                return value != null ? value : colon < 0 ? null : remainder.substring(colon + 1);
-            }
-        });
-        pc.setLocation("file:" + file);
-        context.build();
-        return pc::resolveProperty;
+        return ShippedProperties.resolver(file, env);
     }
 
     @Test
@@ -66,7 +40,7 @@ class UsersOwnSettingsTest {
     @Test
     void eachSettingEditedIntoThePropertiesFileCountsAndIsNamedWithoutItsValue() throws Exception {
         // appended keys win over the shipped ones, as an edit of the value would
-        String shipped = Files.readString(Path.of(System.getProperty("user.dir"), "application.properties"));
+        String shipped = Files.readString(ShippedProperties.file());
         Path edited = dir.resolve("application.properties");
         Files.writeString(edited, shipped
                 + "\nmetakit.database.url = postgres://app:topsecretpw@db.example:5432/inbox\n"

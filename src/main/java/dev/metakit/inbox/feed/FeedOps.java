@@ -1,7 +1,7 @@
 package dev.metakit.inbox.feed;
 
 import dev.metakit.inbox.config.ConfigurationException;
-import dev.metakit.inbox.config.DurationMillisFunction;
+import dev.metakit.inbox.config.DurationSetting;
 import org.apache.camel.CamelContext;
 import org.apache.camel.CamelContextAware;
 import org.slf4j.Logger;
@@ -55,23 +55,14 @@ public class FeedOps implements CamelContextAware {
     }
 
     public void setRetention(String value) {
-        Duration d;
-        try {
-            d = Duration.ofMillis(DurationMillisFunction.toMillis(value));
-        } catch (ConfigurationException e) {
-            throw new ConfigurationException("METAKIT_FEED_RETENTION: " + e.getMessage());
-        }
-        if (d.isZero() || d.isNegative()) {
-            throw new ConfigurationException("METAKIT_FEED_RETENTION must be a positive duration, got '"
-                    + value.trim() + "'");
-        }
+        Duration d = DurationSetting.parse("metakit.feed.retention", value);
         this.retention = d;
         this.retentionText = value.trim();
     }
 
     public void setBatchSize(int batchSize) {
         if (batchSize < 1) {
-            throw new ConfigurationException("METAKIT_RETENTION_BATCH must be a positive number of rows, got " + batchSize);
+            throw new ConfigurationException("METAKIT_RETENTION_BATCH_SIZE must be a positive number of rows, got " + batchSize);
         }
         this.batchSize = batchSize;
     }

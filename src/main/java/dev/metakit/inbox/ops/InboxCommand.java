@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.config.EnvironmentNames;
 import dev.metakit.inbox.db.DatabaseSettings;
 import dev.metakit.inbox.feed.FeedMaintenance;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -10,8 +11,9 @@ import java.time.format.DateTimeParseException;
 import java.util.Map;
 
 /**
- * Operators' command line against the bundle's database ({@code DATABASE_URL}, {@code DATABASE_USER},
- * {@code DATABASE_PASSWORD}, as the bundle reads them). The running bundle's worker does the work within a poll.
+ * Operators' command line against the bundle's database ({@code METAKIT_DATABASE_URL}, {@code METAKIT_DATABASE_USER},
+ * {@code METAKIT_DATABASE_PASSWORD} or their aliases {@code DATABASE_URL}, ..., as the bundle reads them:
+ * {@link EnvironmentNames}). The running bundle's worker does the work within a poll.
  *
  * <pre>
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand replay --account 2 --from 2026-12-01T00:00:00Z --to 2026-12-02T00:00:00Z
@@ -30,8 +32,9 @@ public final class InboxCommand {
                    InboxCommand feed-replay --account ID --from-seq SEQ | feed-replay --since INSTANT
                      (publishes the change feed's retained changes again, with their ids, in order per account)
               INSTANT is ISO-8601 UTC (2026-12-01T00:00:00Z); --from is inclusive, --to exclusive (received_at).
-              The database is DATABASE_URL (jdbc:postgresql://... or postgres://user:pass@host/db),
-              DATABASE_USER and DATABASE_PASSWORD.""";
+              The database is METAKIT_DATABASE_URL (jdbc:postgresql://... or postgres://user:pass@host/db),
+              METAKIT_DATABASE_USER and METAKIT_DATABASE_PASSWORD, or their aliases DATABASE_URL, DATABASE_USER and
+              DATABASE_PASSWORD, as the bundle reads them.""";
 
     private InboxCommand() {
     }
@@ -73,9 +76,10 @@ public final class InboxCommand {
             err.println("InboxCommand: " + e.getMessage() + "\n" + USAGE);
             return 2;
         }
-        String url = env.get("DATABASE_URL");
-        if (url == null || url.isBlank()) {
-            err.println("InboxCommand: DATABASE_URL is required: the database of the running bundle");
+        String url = EnvironmentNames.read("metakit.database.url", env::get).orElse(null);
+        if (url == null) {
+            err.println("InboxCommand: METAKIT_DATABASE_URL (or DATABASE_URL) is required: the database of the"
+                    + " running bundle");
             return 2;
         }
         try {
@@ -131,7 +135,9 @@ public final class InboxCommand {
     }
 
     private static PGSimpleDataSource dataSource(String url, Map<String, String> env) {
-        DatabaseSettings settings = DatabaseSettings.parse(url, env.get("DATABASE_USER"), env.get("DATABASE_PASSWORD"));
+        DatabaseSettings settings = DatabaseSettings.parse(url,
+                EnvironmentNames.read("metakit.database.user", env::get).orElse(null),
+                EnvironmentNames.read("metakit.database.password", env::get).orElse(null));
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setUrl(settings.jdbcUrl());
         ds.setUser(settings.user());

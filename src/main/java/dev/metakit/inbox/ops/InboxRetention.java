@@ -1,7 +1,7 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
-import dev.metakit.inbox.config.DurationMillisFunction;
+import dev.metakit.inbox.config.DurationSetting;
 import org.apache.camel.CamelContext;
 import org.apache.camel.CamelContextAware;
 import org.slf4j.Logger;
@@ -46,12 +46,7 @@ public class InboxRetention implements CamelContextAware {
     }
 
     public void setRetention(String value) {
-        Duration d;
-        try {
-            d = Duration.ofMillis(DurationMillisFunction.toMillis(value));
-        } catch (ConfigurationException e) {
-            throw new ConfigurationException("METAKIT_RETENTION: " + e.getMessage());
-        }
+        Duration d = DurationSetting.parse("metakit.retention", value);
         if (d.compareTo(MINIMUM) < 0) {
             throw new ConfigurationException("METAKIT_RETENTION must be at least P1D (it is the dedupe window: a MetaKit"
                     + " retry of a pruned delivery would be stored and worked again), got '" + value.trim() + "'");
@@ -66,7 +61,7 @@ public class InboxRetention implements CamelContextAware {
 
     public void setBatchSize(int batchSize) {
         if (batchSize < 1) {
-            throw new ConfigurationException("METAKIT_RETENTION_BATCH must be a positive number of rows, got " + batchSize);
+            throw new ConfigurationException("METAKIT_RETENTION_BATCH_SIZE must be a positive number of rows, got " + batchSize);
         }
         this.batchSize = batchSize;
     }

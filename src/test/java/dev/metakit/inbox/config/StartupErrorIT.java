@@ -53,9 +53,44 @@ class StartupErrorIT {
     @Test
     void aMissingApiKeyStopsStartupWithOneLineNamingIt() throws Exception {
         Outcome o = run(Map.of("METAKIT_WEBHOOK_SECRET", "s", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0",
-                "METAKIT_EMBEDDED_DB_DIR", workDir.resolve("pg").toString()));
+                "METAKIT_DATABASE_EMBEDDED_DIR", workDir.resolve("pg").toString()));
         assertThat(o.exitCode()).isEqualTo(2);
         assertThat(o.stderr().strip().lines()).singleElement().asString()
                 .startsWith("metakit-inbox: METAKIT_API_KEY is required");
+    }
+
+    @Test
+    void aDurationGivenAsABareNumberStopsStartupWithOneLineNamingTheSetting() throws Exception {
+        Outcome o = run(Map.of("METAKIT_WEBHOOK_SECRET", "s", "METAKIT_API_KEY", "k", "HTTP_PORT", "0",
+                "MANAGEMENT_PORT", "0", "METAKIT_DATABASE_EMBEDDED_DIR", workDir.resolve("pg").toString(),
+                "METAKIT_RECONCILE_INTERVAL", "300000"));
+        assertThat(o.exitCode()).isEqualTo(2);
+        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                .startsWith("metakit-inbox: metakit.reconcile.interval (METAKIT_RECONCILE_INTERVAL) is not a duration,"
+                        + " got '300000'");
+    }
+
+    @Test
+    void anUnknownLogFormatStopsStartupWithOneLine() throws Exception {
+        Outcome o = run(Map.of("METAKIT_LOG_FORMAT", "jsn", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
+        assertThat(o.exitCode()).isEqualTo(2);
+        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                .isEqualTo("metakit-inbox: METAKIT_LOG_FORMAT must be one of text, json, got 'jsn'");
+    }
+
+    @Test
+    void anUnknownSwitchValueStopsStartupWithOneLine() throws Exception {
+        Outcome o = run(Map.of("METAKIT_OPS_ENABLED", "yes", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
+        assertThat(o.exitCode()).isEqualTo(2);
+        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                .isEqualTo("metakit-inbox: metakit.ops.enabled (METAKIT_OPS_ENABLED) must be true or false, got 'yes'");
+    }
+
+    @Test
+    void aVariableAnEarlierVersionReadStopsStartupNamingItsNameNow() throws Exception {
+        Outcome o = run(Map.of("METAKIT_DB_POOL_SIZE", "32", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
+        assertThat(o.exitCode()).isEqualTo(2);
+        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                .isEqualTo("metakit-inbox: METAKIT_DB_POOL_SIZE is now METAKIT_DATABASE_POOL_SIZE: rename it");
     }
 }

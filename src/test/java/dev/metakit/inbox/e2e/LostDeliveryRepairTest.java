@@ -28,7 +28,7 @@ class LostDeliveryRepairTest {
         run = SandboxedInbox.start(SandboxSettings.builder().seed(7).accounts(2).operationsPerSecond(0)
                 .faults(SandboxFaults.none().withLostProbability(1.0))
                 .deliverySchedule(DeliverySchedule.contract().scaled(0.05).withRequestTimeout(Duration.ofSeconds(5))),
-                Map.of("metakit.reconcile.interval", "2"));
+                Map.of("metakit.reconcile.interval", "2s"));
 
         run.sandbox.runOperations(60);
         Convergence.Report report = run.quiesceAndAwaitConvergence(Duration.ofSeconds(20));

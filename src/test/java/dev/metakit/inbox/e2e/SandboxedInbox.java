@@ -59,8 +59,8 @@ final class SandboxedInbox implements AutoCloseable {
                     "metakit.worker.poll-interval-millis", "200",
                     "metakit.worker.backoff-base-millis", "100",
                     "metakit.worker.backoff-max-millis", "1000",
-                    "metakit.reconcile.interval", "2",
-                    "metakit.status.interval", "1"));
+                    "metakit.reconcile.interval", "2s",
+                    "metakit.status.interval", "1s"));
             p.putAll(overrides);
             RunningInbox inbox = RunningInbox.start(p);
             WebhookVerification verification = inbox.camelContext().getRegistry()

@@ -105,8 +105,8 @@ class ChangeFeedKafkaIT {
                 "METAKIT_ACCOUNTS", LongStream.rangeClosed(1, ACCOUNTS).mapToObj(Long::toString)
                         .collect(Collectors.joining(",")),
                 // as SandboxedInbox: lost deliveries are repaired by a periodic reconcile within the test's patience
-                "METAKIT_RECONCILE_INTERVAL", "2",
-                "METAKIT_STATUS_INTERVAL", "1",
+                "METAKIT_RECONCILE_INTERVAL", "2s",
+                "METAKIT_STATUS_INTERVAL", "1s",
                 "METAKIT_WORKER_POLL_INTERVAL_MILLIS", "200",
                 "METAKIT_WORKER_BACKOFF_BASE_MILLIS", "100",
                 "METAKIT_WORKER_BACKOFF_MAX_MILLIS", "1000",

@@ -76,7 +76,7 @@ class InboxCommandTest {
         int code = InboxCommand.run(new String[]{"replay", "--all"}, Map.of(),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
         assertThat(code).isEqualTo(2);
-        assertThat(err.toString()).contains("DATABASE_URL is required");
+        assertThat(err.toString()).contains("METAKIT_DATABASE_URL (or DATABASE_URL) is required");
     }
 
     @Test

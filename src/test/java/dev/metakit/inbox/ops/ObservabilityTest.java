@@ -57,8 +57,8 @@ class ObservabilityTest {
                 "metakit.worker.backoff-base-millis", "50",
                 "metakit.worker.backoff-max-millis", "100",
                 "metakit.worker.max-attempts", "2",
-                "metakit.status.interval", "1",
-                "metakit.metrics.refresh", "1"));
+                "metakit.status.interval", "1s",
+                "metakit.metrics.refresh", "1s"));
 
         byte[] opened = event("position.opened", 2, 20);
         long t = System.currentTimeMillis() / 1000;
@@ -111,7 +111,7 @@ class ObservabilityTest {
     @Test
     void theBacklogGaugeShowsRowsWaitingAndTheAgeOfTheOldest() throws Exception {
         // no MetaKit: the trade event cannot be reconciled and stays in the backlog
-        inbox = RunningInbox.start(Map.of("metakit.metrics.refresh", "1",
+        inbox = RunningInbox.start(Map.of("metakit.metrics.refresh", "1s",
                 "metakit.worker.backoff-base-millis", "60000", "metakit.worker.backoff-max-millis", "60000"));
         inbox.postSigned(event("position.opened", 3, 30), "position.opened");
         TestDatabase.scalar("select 1");

@@ -134,7 +134,7 @@ class OpsPageTest {
         metakit.open(2, 20, "0.10", "0", "0", t0);
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"succeeded\","
                 + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
-        startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN, "metakit.status.interval", "1"));
+        startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN, "metakit.status.interval", "1s"));
         inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
                 "select count(*) from webhook_inbox where processed_at is not null") == 1);

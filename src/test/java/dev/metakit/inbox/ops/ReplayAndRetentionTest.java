@@ -62,8 +62,8 @@ class ReplayAndRetentionTest {
         }
         row("old-failed", 2, 60, "failed");
         row("recent", 2, 1, "processed");
-        inbox = RunningInbox.start(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1",
-                "metakit.retention.first-delay", "1", "metakit.retention.batch-size", "2",
+        inbox = RunningInbox.start(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1s",
+                "metakit.retention.first-delay", "1s", "metakit.retention.batch-size", "2",
                 "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ops-beans", "retention")));
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_inbox") == 2);
         assertThat(scalar("select count(*) from webhook_inbox where delivery_key in ('old-failed', 'recent')"))

@@ -39,7 +39,7 @@ class ScaleOutTest {
             metakit.open(account, account * 100, "0.10", "0", "0", t0);
         }
         metakit.latency(5);
-        Map<String, String> p = Map.of("metakit.reconcile.interval", String.valueOf(INTERVAL_SECONDS));
+        Map<String, String> p = Map.of("metakit.reconcile.interval", INTERVAL_SECONDS + "s");
         instances.add(RunningInbox.againstFakeMetaKit(metakit, p));
         instances.add(RunningInbox.againstFakeMetaKit(metakit, p));
     }

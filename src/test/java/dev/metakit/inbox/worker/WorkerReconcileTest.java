@@ -173,7 +173,7 @@ class WorkerReconcileTest {
         metakit.open(7, 70, "0.10", "0", "0", t0);
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"succeeded\","
                 + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
-        startInbox(Map.of("metakit.status.interval", "1", "metakit.accounts", "7"));
+        startInbox(Map.of("metakit.status.interval", "1s", "metakit.accounts", "7"));
         await().atMost(Duration.ofSeconds(15)).until(() -> positions().size() == 1);
         int positionCallsBefore = metakit.calls("positions");
 

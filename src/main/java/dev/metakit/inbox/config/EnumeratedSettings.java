@@ -1,0 +1,44 @@
+package dev.metakit.inbox.config;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * Settings that take one of a few words. An unknown word stops startup with one line naming the setting and the words
+ * it takes, instead of meaning something by accident: {@code METAKIT_LOG_FORMAT=jsn} left log4j with no appender (no
+ * log output at all), {@code METAKIT_OPS_ENABLED=yes} read as false.
+ */
+public final class EnumeratedSettings {
+    /** Read by log4j2.properties from the environment when the JVM starts, before any configuration is: not a key. */
+    public static final String LOG_FORMAT = "METAKIT_LOG_FORMAT";
+    public static final List<String> LOG_FORMATS = List.of("text", "json");
+    /** The keys that are true or false. */
+    public static final List<String> SWITCHES = List.of("metakit.dev-mode", "metakit.ops.enabled");
+
+    private EnumeratedSettings() {
+    }
+
+    /** Before anything logs: log4j2.properties picks the appender named after the value, and an unknown one has none. */
+    public static void requireKnownLogFormat(Function<String, String> env) {
+        String value = env.apply(LOG_FORMAT);
+        if (value != null && !LOG_FORMATS.contains(value)) {
+            throw new ConfigurationException(LOG_FORMAT + " must be one of " + String.join(", ", LOG_FORMATS)
+                    + ", got '" + value + "'");
+        }
+    }
+
+    /** @param resolve the effective value of a key, as the properties component resolves it */
+    public static void requireKnownValues(Function<String, Optional<String>> resolve) {
+        for (String key : SWITCHES) {
+            resolve.apply(key).map(String::trim).ifPresent(value -> {
+                String v = value.toLowerCase(Locale.ROOT);
+                if (!v.equals("true") && !v.equals("false")) {
+                    throw new ConfigurationException(key + " (" + EnvironmentNames.derived(key)
+                            + ") must be true or false, got '" + value + "'");
+                }
+            });
+        }
+    }
+}
