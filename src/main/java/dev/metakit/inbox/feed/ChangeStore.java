@@ -1,5 +1,7 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.db.Rows;
+
 import java.math.BigDecimal;
 import java.sql.Array;
 import java.sql.Connection;
@@ -13,6 +15,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /** The SQL of the feed on {@code position_changes}; every method works on a connection the caller owns. */
 final class ChangeStore {
@@ -107,6 +110,14 @@ final class ChangeStore {
             return seconds == null || seconds.signum() < 0 ? Duration.ZERO
                     : Duration.ofNanos(seconds.movePointRight(9).longValue());
         }
+    }
+
+    /** The feed's lag in whole seconds and how many changes are unpublished, for the ops page. */
+    static Map<String, Object> lagSummary(Connection c) throws SQLException {
+        return Rows.read(c, """
+                select coalesce(extract(epoch from now() - min(reconciled_at)), 0)::bigint as "lagSeconds",
+                       count(*)::int as "unpublished"
+                  from position_changes where published_at is null""").get(0);
     }
 
     private static FeedChange change(ResultSet rs) throws SQLException {

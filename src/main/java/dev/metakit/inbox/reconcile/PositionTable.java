@@ -12,8 +12,10 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 /** The SQL of the {@code positions} table, on a connection the caller owns (and whose transaction it runs). */
 final class PositionTable {
@@ -64,6 +66,22 @@ final class PositionTable {
             array.free();
         }
         return rows;
+    }
+
+    /** Which of {@code tickets} the account has a row for (in any status). */
+    static Set<Long> recorded(Connection c, long accountId, Collection<Long> tickets) throws SQLException {
+        Set<Long> known = new HashSet<>();
+        try (PreparedStatement s = c.prepareStatement(
+                "select ticket from positions where account_id = ? and ticket = any(?)")) {
+            s.setLong(1, accountId);
+            s.setArray(2, c.createArrayOf("bigint", tickets.toArray()));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    known.add(rs.getLong(1));
+                }
+            }
+        }
+        return known;
     }
 
     static Write upsert(Connection c, long accountId, PositionRow r) throws SQLException {
