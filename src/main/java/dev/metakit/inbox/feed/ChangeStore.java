@@ -9,22 +9,97 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
-/** The SQL of the feed on {@code position_changes}; every method works on a connection the caller owns. */
-final class ChangeStore {
+/**
+ * The SQL of the change feed's tables, {@code position_changes} and its per-account sequence
+ * {@code position_change_seqs}; every method works on a connection the caller owns.
+ */
+public final class ChangeStore {
 
     private static final String COLUMNS = "change_id, account_id, seq, ticket, kind, status, symbol, type, volume,"
             + " price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price, close_profit, changed,"
             + " source, reconciled_at";
 
+    // the upsert returns the account's next seq and holds its row locked until the caller's transaction ends
+    private static final String NEXT_SEQ = "insert into position_change_seqs as s (account_id, last_seq) values (?, 1)"
+            + " on conflict on constraint position_change_seqs_pk do update set last_seq = s.last_seq + 1"
+            + " returning last_seq";
+
+    private static final String INSERT = "insert into position_changes (account_id, seq, ticket, kind, status,"
+            + " symbol, type, volume, price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price,"
+            + " close_profit, changed, source) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
     private ChangeStore() {
+    }
+
+    /**
+     * Appends {@code change} to its account's feed with the account's next seq, in {@code c}'s transaction (the
+     * reconcile's: the change commits with the positions row it describes); its change id, seq and reconcile time
+     * are the table's. {@code profit} goes to {@code close_profit}.
+     */
+    public static void append(Connection c, FeedChange change) throws SQLException {
+        long seq;
+        try (PreparedStatement s = c.prepareStatement(NEXT_SEQ)) {
+            s.setLong(1, change.accountId());
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                seq = rs.getLong(1);
+            }
+        }
+        Array names = c.createArrayOf("text", change.changed().toArray());
+        try (PreparedStatement s = c.prepareStatement(INSERT)) {
+            int i = 1;
+            s.setLong(i++, change.accountId());
+            s.setLong(i++, seq);
+            s.setLong(i++, change.ticket());
+            s.setString(i++, change.kind());
+            s.setString(i++, change.status());
+            s.setString(i++, change.symbol());
+            s.setString(i++, change.type());
+            decimal(s, i++, change.volume());
+            decimal(s, i++, change.priceOpen());
+            timestamp(s, i++, change.openedAt());
+            decimal(s, i++, change.sl());
+            decimal(s, i++, change.tp());
+            timestamp(s, i++, change.closedAt());
+            if (change.closeDealTicket() == null) {
+                s.setNull(i++, Types.BIGINT);
+            } else {
+                s.setLong(i++, change.closeDealTicket());
+            }
+            decimal(s, i++, change.closePrice());
+            decimal(s, i++, change.profit());
+            s.setArray(i++, names);
+            s.setString(i, change.source());
+            s.executeUpdate();
+        } finally {
+            names.free();
+        }
+    }
+
+    private static void decimal(PreparedStatement s, int i, BigDecimal v) throws SQLException {
+        if (v == null) {
+            s.setNull(i, Types.NUMERIC);
+        } else {
+            s.setBigDecimal(i, v);
+        }
+    }
+
+    private static void timestamp(PreparedStatement s, int i, Instant v) throws SQLException {
+        if (v == null) {
+            s.setNull(i, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            s.setObject(i, OffsetDateTime.ofInstant(v, ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE);
+        }
     }
 
     /** Accounts with an unpublished change, the one waiting longest first. */
