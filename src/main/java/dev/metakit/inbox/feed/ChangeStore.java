@@ -1,5 +1,6 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.db.Jdbc;
 import dev.metakit.inbox.db.Rows;
 
 import java.math.BigDecimal;
@@ -9,11 +10,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -65,19 +63,15 @@ public final class ChangeStore {
             s.setString(i++, change.status());
             s.setString(i++, change.symbol());
             s.setString(i++, change.type());
-            decimal(s, i++, change.volume());
-            decimal(s, i++, change.priceOpen());
-            timestamp(s, i++, change.openedAt());
-            decimal(s, i++, change.sl());
-            decimal(s, i++, change.tp());
-            timestamp(s, i++, change.closedAt());
-            if (change.closeDealTicket() == null) {
-                s.setNull(i++, Types.BIGINT);
-            } else {
-                s.setLong(i++, change.closeDealTicket());
-            }
-            decimal(s, i++, change.closePrice());
-            decimal(s, i++, change.profit());
+            Jdbc.setDecimal(s, i++, change.volume());
+            Jdbc.setDecimal(s, i++, change.priceOpen());
+            Jdbc.setInstant(s, i++, change.openedAt());
+            Jdbc.setDecimal(s, i++, change.sl());
+            Jdbc.setDecimal(s, i++, change.tp());
+            Jdbc.setInstant(s, i++, change.closedAt());
+            Jdbc.setLong(s, i++, change.closeDealTicket());
+            Jdbc.setDecimal(s, i++, change.closePrice());
+            Jdbc.setDecimal(s, i++, change.profit());
             s.setArray(i++, names);
             s.setString(i, change.source());
             s.executeUpdate();
@@ -86,21 +80,7 @@ public final class ChangeStore {
         }
     }
 
-    private static void decimal(PreparedStatement s, int i, BigDecimal v) throws SQLException {
-        if (v == null) {
-            s.setNull(i, Types.NUMERIC);
-        } else {
-            s.setBigDecimal(i, v);
-        }
-    }
 
-    private static void timestamp(PreparedStatement s, int i, Instant v) throws SQLException {
-        if (v == null) {
-            s.setNull(i, Types.TIMESTAMP_WITH_TIMEZONE);
-        } else {
-            s.setObject(i, OffsetDateTime.ofInstant(v, ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE);
-        }
-    }
 
     /** Accounts with an unpublished change, the one waiting longest first. */
     static List<Long> accountsWithUnpublished(Connection c, int limit) throws SQLException {
@@ -162,18 +142,12 @@ public final class ChangeStore {
 
     /** Deletes changes published before {@code cutoff}, in batches; unpublished ones are kept. Returns how many. */
     static long prunePublished(Connection c, Instant cutoff, int batchSize) throws SQLException {
-        long total = 0;
         try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
                 + " select change_id from position_changes where published_at < ? limit ?)")) {
             s.setTimestamp(1, Timestamp.from(cutoff));
             s.setInt(2, batchSize);
-            int n;
-            do {
-                n = s.executeUpdate();
-                total += n;
-            } while (n == batchSize);
+            return Jdbc.deleteInBatches(s, batchSize);
         }
-        return total;
     }
 
     /** How long the oldest unpublished change has waited (zero when none waits): the feed's lag. */
@@ -202,14 +176,9 @@ public final class ChangeStore {
         return new FeedChange(rs.getLong("change_id"), rs.getLong("account_id"), rs.getLong("seq"),
                 rs.getLong("ticket"), rs.getString("kind"), rs.getString("status"), rs.getString("symbol"),
                 rs.getString("type"), rs.getBigDecimal("volume"), rs.getBigDecimal("price_open"),
-                instant(rs, "opened_at"), rs.getBigDecimal("sl"), rs.getBigDecimal("tp"), instant(rs, "closed_at"),
+                Jdbc.getInstant(rs, "opened_at"), rs.getBigDecimal("sl"), rs.getBigDecimal("tp"), Jdbc.getInstant(rs, "closed_at"),
                 (Long) rs.getObject("close_deal_ticket"), rs.getBigDecimal("close_price"),
                 rs.getBigDecimal("close_profit"), List.copyOf(names), rs.getString("source"),
-                instant(rs, "reconciled_at"));
-    }
-
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
-        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-        return t == null ? null : t.toInstant();
+                Jdbc.getInstant(rs, "reconciled_at"));
     }
 }

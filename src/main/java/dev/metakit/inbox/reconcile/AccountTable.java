@@ -1,5 +1,6 @@
 package dev.metakit.inbox.reconcile;
 
+import dev.metakit.inbox.db.Jdbc;
 import dev.metakit.inbox.db.Rows;
 
 import javax.sql.DataSource;
@@ -47,7 +48,7 @@ public final class AccountTable {
             s.setLong(1, accountId);
             try (ResultSet rs = s.executeQuery()) {
                 rs.next();
-                return PositionTable.instant(rs, "last_snapshot_at");
+                return Jdbc.getInstant(rs, "last_snapshot_at");
             }
         }
     }
@@ -56,7 +57,7 @@ public final class AccountTable {
     static void markReconciled(Connection c, long accountId, Instant snapshot) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("update accounts set last_snapshot_at = ?,"
                 + " last_reconciled_at = now(), last_reconcile_error = null where account_id = ?")) {
-            PositionTable.timestamp(s, 1, snapshot);
+            Jdbc.setInstant(s, 1, snapshot);
             s.setLong(2, accountId);
             s.executeUpdate();
         }

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.db.Jdbc;
 import dev.metakit.inbox.db.Rows;
 
 import javax.sql.DataSource;
@@ -353,8 +354,8 @@ public class InboxQueue {
      */
     public int requeueFailed(Long account, String deliveryKey) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REQUEUE_FAILED)) {
-            setLong(ps, 1, account);
-            setLong(ps, 2, account);
+            Jdbc.setLong(ps, 1, account);
+            Jdbc.setLong(ps, 2, account);
             ps.setString(3, deliveryKey);
             ps.setString(4, deliveryKey);
             return ps.executeUpdate();
@@ -367,8 +368,8 @@ public class InboxQueue {
      */
     public int replay(Long account, Instant from, Instant to) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REPLAY)) {
-            setLong(ps, 1, account);
-            setLong(ps, 2, account);
+            Jdbc.setLong(ps, 1, account);
+            Jdbc.setLong(ps, 2, account);
             setInstant(ps, 3, from);
             setInstant(ps, 4, from);
             setInstant(ps, 5, to);
@@ -382,17 +383,11 @@ public class InboxQueue {
      * failed and unprocessed rows are kept. Returns how many rows.
      */
     public long prune(Instant cutoff, int batchSize) throws SQLException {
-        long total = 0;
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PRUNE_BATCH)) {
             ps.setTimestamp(1, Timestamp.from(cutoff));
             ps.setInt(2, batchSize);
-            int n;
-            do {
-                n = ps.executeUpdate();
-                total += n;
-            } while (n == batchSize);
+            return Jdbc.deleteInBatches(ps, batchSize);
         }
-        return total;
     }
 
     /** Whether a delivery with this key is stored. */
@@ -455,13 +450,6 @@ public class InboxQueue {
         }
     }
 
-    private static void setLong(PreparedStatement ps, int i, Long v) throws SQLException {
-        if (v == null) {
-            ps.setNull(i, Types.BIGINT);
-        } else {
-            ps.setLong(i, v);
-        }
-    }
 
     private static void setInstant(PreparedStatement ps, int i, Instant v) throws SQLException {
         if (v == null) {
