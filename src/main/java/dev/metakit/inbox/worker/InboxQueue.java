@@ -22,8 +22,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The SQL of the inbox, {@code webhook_inbox} (and of {@code inbox_account_backoff}, which only its claims read):
- * every statement on it is here, from the ingest's insert to the operators' replay, requeue and pruning.
+ * The SQL of the inbox, {@code webhook_inbox}, and of {@code inbox_account_backoff}, which only the claims and their
+ * outcomes use: every statement on them is here, from the ingest's insert to the operators' replay, requeue and
+ * pruning, so a change to the inbox's columns or rules is made in this one class.
  * <p>
  * The inbox seen as a work queue. Rows are claimed by a {@link Claimant} (an instance's boot) with a lease
  * ({@code FOR UPDATE SKIP LOCKED}, so instances on one database never claim the same row at once). A claimed row is
@@ -39,7 +40,7 @@ public class InboxQueue {
     public static final Duration DEFAULT_DEAD_AFTER = Duration.ofSeconds(5);
 
     /*
-     * A claim takes whole accounts. The seed is the next {@code limit} due rows in next_attempt_at order (as before);
+     * A claim takes whole accounts. The seed is the next {@code limit} due rows in next_attempt_at order;
      * the claim is every due row of the seed's accounts, at most {@code maxRows} of them, whole accounts first in the
      * order the accounts came due, plus the seed's rows without an account. One account's due rows are then one
      * reconcile, not one per batch they would otherwise be spread over. Both parts lock with SKIP LOCKED and take only
