@@ -11,6 +11,7 @@ import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
 import dev.metakit.inbox.sandbox.SandboxTruth;
 import dev.metakit.inbox.sandbox.SecretRotation;
+import dev.metakit.inbox.worker.InboxQueue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.camel.CamelContext;
@@ -22,9 +23,6 @@ import org.apache.logging.log4j.core.config.Configurator;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.security.SecureRandom;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
@@ -209,10 +207,8 @@ final class SandboxRun extends MainListenerSupport {
     }
 
     private static String backlog(DataSource db) {
-        try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
-                "select count(*) from webhook_inbox where processed_at is null and failed_at is null")) {
-            rs.next();
-            return String.valueOf(rs.getLong(1));
+        try {
+            return String.valueOf(new InboxQueue(db).backlog().pending());
         } catch (Exception e) {
             return "?";
         }

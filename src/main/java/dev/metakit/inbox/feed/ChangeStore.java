@@ -1,5 +1,8 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.db.Jdbc;
+import dev.metakit.inbox.db.Rows;
+
 import java.math.BigDecimal;
 import java.sql.Array;
 import java.sql.Connection;
@@ -9,20 +12,75 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
-/** The SQL of the feed on {@code position_changes}; every method works on a connection the caller owns. */
-final class ChangeStore {
+/**
+ * The SQL of the change feed's tables, {@code position_changes} and its per-account sequence
+ * {@code position_change_seqs}; every method works on a connection the caller owns.
+ */
+public final class ChangeStore {
 
     private static final String COLUMNS = "change_id, account_id, seq, ticket, kind, status, symbol, type, volume,"
             + " price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price, close_profit, changed,"
             + " source, reconciled_at";
 
+    // the upsert returns the account's next seq and holds its row locked until the caller's transaction ends
+    private static final String NEXT_SEQ = "insert into position_change_seqs as s (account_id, last_seq) values (?, 1)"
+            + " on conflict on constraint position_change_seqs_pk do update set last_seq = s.last_seq + 1"
+            + " returning last_seq";
+
+    private static final String INSERT = "insert into position_changes (account_id, seq, ticket, kind, status,"
+            + " symbol, type, volume, price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price,"
+            + " close_profit, changed, source) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
     private ChangeStore() {
     }
+
+    /**
+     * Appends {@code change} to its account's feed with the account's next seq, in {@code c}'s transaction (the
+     * reconcile's: the change commits with the positions row it describes); its change id, seq and reconcile time
+     * are the table's. {@code profit} goes to {@code close_profit}.
+     */
+    public static void append(Connection c, FeedChange change) throws SQLException {
+        long seq;
+        try (PreparedStatement s = c.prepareStatement(NEXT_SEQ)) {
+            s.setLong(1, change.accountId());
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                seq = rs.getLong(1);
+            }
+        }
+        Array names = c.createArrayOf("text", change.changed().toArray());
+        try (PreparedStatement s = c.prepareStatement(INSERT)) {
+            int i = 1;
+            s.setLong(i++, change.accountId());
+            s.setLong(i++, seq);
+            s.setLong(i++, change.ticket());
+            s.setString(i++, change.kind());
+            s.setString(i++, change.status());
+            s.setString(i++, change.symbol());
+            s.setString(i++, change.type());
+            Jdbc.setDecimal(s, i++, change.volume());
+            Jdbc.setDecimal(s, i++, change.priceOpen());
+            Jdbc.setInstant(s, i++, change.openedAt());
+            Jdbc.setDecimal(s, i++, change.sl());
+            Jdbc.setDecimal(s, i++, change.tp());
+            Jdbc.setInstant(s, i++, change.closedAt());
+            Jdbc.setLong(s, i++, change.closeDealTicket());
+            Jdbc.setDecimal(s, i++, change.closePrice());
+            Jdbc.setDecimal(s, i++, change.profit());
+            s.setArray(i++, names);
+            s.setString(i, change.source());
+            s.executeUpdate();
+        } finally {
+            names.free();
+        }
+    }
+
+
 
     /** Accounts with an unpublished change, the one waiting longest first. */
     static List<Long> accountsWithUnpublished(Connection c, int limit) throws SQLException {
@@ -84,18 +142,12 @@ final class ChangeStore {
 
     /** Deletes changes published before {@code cutoff}, in batches; unpublished ones are kept. Returns how many. */
     static long prunePublished(Connection c, Instant cutoff, int batchSize) throws SQLException {
-        long total = 0;
         try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
                 + " select change_id from position_changes where published_at < ? limit ?)")) {
             s.setTimestamp(1, Timestamp.from(cutoff));
             s.setInt(2, batchSize);
-            int n;
-            do {
-                n = s.executeUpdate();
-                total += n;
-            } while (n == batchSize);
+            return Jdbc.deleteInBatches(s, batchSize);
         }
-        return total;
     }
 
     /** How long the oldest unpublished change has waited (zero when none waits): the feed's lag. */
@@ -109,6 +161,14 @@ final class ChangeStore {
         }
     }
 
+    /** The feed's lag in whole seconds and how many changes are unpublished, for the ops page. */
+    static Map<String, Object> lagSummary(Connection c) throws SQLException {
+        return Rows.read(c, """
+                select coalesce(extract(epoch from now() - min(reconciled_at)), 0)::bigint as "lagSeconds",
+                       count(*)::int as "unpublished"
+                  from position_changes where published_at is null""").get(0);
+    }
+
     private static FeedChange change(ResultSet rs) throws SQLException {
         Array changed = rs.getArray("changed");
         List<String> names = Arrays.asList((String[]) changed.getArray());
@@ -116,14 +176,9 @@ final class ChangeStore {
         return new FeedChange(rs.getLong("change_id"), rs.getLong("account_id"), rs.getLong("seq"),
                 rs.getLong("ticket"), rs.getString("kind"), rs.getString("status"), rs.getString("symbol"),
                 rs.getString("type"), rs.getBigDecimal("volume"), rs.getBigDecimal("price_open"),
-                instant(rs, "opened_at"), rs.getBigDecimal("sl"), rs.getBigDecimal("tp"), instant(rs, "closed_at"),
+                Jdbc.getInstant(rs, "opened_at"), rs.getBigDecimal("sl"), rs.getBigDecimal("tp"), Jdbc.getInstant(rs, "closed_at"),
                 (Long) rs.getObject("close_deal_ticket"), rs.getBigDecimal("close_price"),
                 rs.getBigDecimal("close_profit"), List.copyOf(names), rs.getString("source"),
-                instant(rs, "reconciled_at"));
-    }
-
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
-        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-        return t == null ? null : t.toInstant();
+                Jdbc.getInstant(rs, "reconciled_at"));
     }
 }

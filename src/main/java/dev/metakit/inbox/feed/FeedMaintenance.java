@@ -7,6 +7,7 @@ import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Map;
 
 /**
  * Operators' changes to the feed, plain SQL (no Camel): replay and pruning. A replay marks changes unpublished
@@ -44,6 +45,13 @@ public class FeedMaintenance {
         }
         LOG.info("Feed replay: {} changes reconciled since {} will be published again", n, since);
         return n;
+    }
+
+    /** The feed's lag ({@code lagSeconds}) and how many changes wait ({@code unpublished}), for the ops page. */
+    public Map<String, Object> lagSummary() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return ChangeStore.lagSummary(c);
+        }
     }
 
     /** Deletes changes published before {@code cutoff}, {@code batchSize} per statement; unpublished ones stay. */

@@ -4,10 +4,9 @@ import org.apache.camel.Exchange;
 import org.apache.camel.spi.IdempotentRepository;
 import org.apache.camel.support.service.ServiceSupport;
 
+import dev.metakit.inbox.worker.InboxQueue;
+
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 
 /**
@@ -44,12 +43,8 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
 
     @Override
     public boolean contains(String key) {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("select 1 from webhook_inbox where delivery_key = ?")) {
-            ps.setString(1, key);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
-            }
+        try {
+            return new InboxQueue(dataSource).contains(key);
         } catch (SQLException e) {
             throw new InboxUnavailableException("inbox lookup failed: " + e.getMessage(), e);
         }

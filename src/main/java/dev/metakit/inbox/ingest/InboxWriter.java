@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ingest;
 
+import dev.metakit.inbox.worker.InboxQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -8,13 +9,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.sql.Array;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,12 +32,6 @@ import java.util.concurrent.TimeoutException;
  */
 public final class InboxWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWriter.class);
-
-    static final String INSERT_BATCH = """
-            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw)
-            select * from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[])
-            on conflict (delivery_key) do nothing
-            returning delivery_key""";
 
     private final DataSource dataSource;
     private final long timeoutMillis;
@@ -174,22 +165,8 @@ public final class InboxWriter implements AutoCloseable {
         }
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            Set<String> inserted = new HashSet<>(n * 2);
-            try (PreparedStatement ps = c.prepareStatement(INSERT_BATCH)) {
-                ps.setQueryTimeout((int) Math.max(1, TimeUnit.MILLISECONDS.toSeconds(timeoutMillis)));
-                Array[] arrays = {c.createArrayOf("text", keys), c.createArrayOf("text", events),
-                        c.createArrayOf("bigint", accounts), c.createArrayOf("text", texts),
-                        c.createArrayOf("bytea", raws)};
-                for (int a = 0; a < arrays.length; a++) {
-                    ps.setArray(a + 1, arrays[a]);
-                }
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        inserted.add(rs.getString(1));
-                    }
-                }
-            }
-            return inserted;
+            return InboxQueue.insert(c, (int) Math.max(1, TimeUnit.MILLISECONDS.toSeconds(timeoutMillis)), keys,
+                    events, accounts, texts, raws);
         }
     }
 

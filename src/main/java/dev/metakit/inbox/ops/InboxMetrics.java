@@ -3,6 +3,7 @@ package dev.metakit.inbox.ops;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.frontdoor.FrontDoorEvents;
 import dev.metakit.inbox.reconcile.AccountReconciler;
+import dev.metakit.inbox.reconcile.DeliveryStatusWatch;
 import dev.metakit.inbox.signature.SignatureVerificationException;
 import dev.metakit.inbox.worker.InboxQueue;
 import dev.metakit.inbox.worker.InboxWorker;
@@ -24,14 +25,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -199,7 +196,7 @@ public class InboxMetrics implements CamelContextAware, FrontDoorEvents {
         try {
             backlog = new InboxQueue(dataSource).backlog();
             feedLag = ChangePublisher.lag(dataSource);
-            Map<String, String> endpoints = endpointStatuses();
+            Map<String, String> endpoints = DeliveryStatusWatch.statuses(dataSource);
             List<MultiGauge.Row<?>> rows = new ArrayList<>();
             synchronized (statusesSeen) {
                 statusesSeen.addAll(endpoints.values());
@@ -220,18 +217,6 @@ public class InboxMetrics implements CamelContextAware, FrontDoorEvents {
             }
             refreshFailing = true;
         }
-    }
-
-    private Map<String, String> endpointStatuses() throws SQLException {
-        Map<String, String> out = new LinkedHashMap<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "select endpoint_id, coalesce(last_delivery_status, 'none') from webhook_endpoints order by 1");
-             ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                out.put(rs.getString(1), rs.getString(2));
-            }
-        }
-        return out;
     }
 
     void reconciled(String trigger, boolean ok, long millis) {

@@ -7,8 +7,6 @@ import dev.metakit.inbox.reconcile.PositionTable.Write;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -181,7 +179,7 @@ public class AccountReconciler {
     private ReconcileResult applyLocked(Connection c, long accountId, Instant snapshot, List<ApiPosition> openNow,
                                         List<ApiDeal> deals, Collection<Hint> hints, Changes changes)
             throws SQLException {
-        Instant last = lockAccount(c, accountId);
+        Instant last = AccountTable.lock(c, accountId);
         if (last != null && last.isAfter(snapshot)) {
             return ReconcileResult.stale(accountId);
         }
@@ -256,33 +254,8 @@ public class AccountReconciler {
                 }
             }
         }
-        markReconciled(c, accountId, snapshot);
+        AccountTable.markReconciled(c, accountId, snapshot);
         return new ReconcileResult(accountId, false, opened, updated, closed, closing);
-    }
-
-    private static Instant lockAccount(Connection c, long accountId) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(
-                "insert into accounts (account_id) values (?) on conflict on constraint accounts_pk do nothing")) {
-            s.setLong(1, accountId);
-            s.executeUpdate();
-        }
-        try (PreparedStatement s = c.prepareStatement(
-                "select last_snapshot_at from accounts where account_id = ? for update")) {
-            s.setLong(1, accountId);
-            try (ResultSet rs = s.executeQuery()) {
-                rs.next();
-                return PositionTable.instant(rs, "last_snapshot_at");
-            }
-        }
-    }
-
-    private static void markReconciled(Connection c, long accountId, Instant snapshot) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("update accounts set last_snapshot_at = ?,"
-                + " last_reconciled_at = now(), last_reconcile_error = null where account_id = ?")) {
-            PositionTable.timestamp(s, 1, snapshot);
-            s.setLong(2, accountId);
-            s.executeUpdate();
-        }
     }
 
     /** Changes written to the feed's outbox (and committed) by this instance. */
@@ -312,16 +285,9 @@ public class AccountReconciler {
         if (lastClose.isEmpty()) {
             return List.of();
         }
-        Set<Long> known = new HashSet<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(
-                "select ticket from positions where account_id = ? and ticket = any(?)")) {
-            s.setLong(1, accountId);
-            s.setArray(2, c.createArrayOf("bigint", lastClose.keySet().toArray()));
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    known.add(rs.getLong(1));
-                }
-            }
+        Set<Long> known;
+        try (Connection c = dataSource.getConnection()) {
+            known = PositionTable.recorded(c, accountId, lastClose.keySet());
         } catch (SQLException e) {
             throw new IllegalStateException("could not read positions of account " + accountId, e);
         }
@@ -340,12 +306,8 @@ public class AccountReconciler {
         if (text.length() > MAX_ERROR_LENGTH) {
             text = text.substring(0, MAX_ERROR_LENGTH) + "…";
         }
-        try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(
-                "insert into accounts (account_id, last_reconcile_error) values (?, ?)"
-                        + " on conflict on constraint accounts_pk do update set last_reconcile_error = excluded.last_reconcile_error")) {
-            s.setLong(1, accountId);
-            s.setString(2, text);
-            s.executeUpdate();
+        try {
+            AccountTable.recordFailure(dataSource, accountId, text);
         } catch (SQLException e) {
             throw new IllegalStateException("could not record the failure of account " + accountId, e);
         }
@@ -356,10 +318,8 @@ public class AccountReconciler {
         if (accountIds.isEmpty()) {
             return;
         }
-        try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(
-                "insert into accounts (account_id) select unnest(?::bigint[]) on conflict on constraint accounts_pk do nothing")) {
-            s.setArray(1, c.createArrayOf("bigint", new TreeSet<>(accountIds).toArray()));
-            s.executeUpdate();
+        try {
+            AccountTable.register(dataSource, accountIds);
         } catch (SQLException e) {
             throw new IllegalStateException("could not register accounts", e);
         }
@@ -367,17 +327,11 @@ public class AccountReconciler {
 
     /** Every account the periodic reconcile covers, in id order. */
     public List<Long> knownAccounts() {
-        List<Long> ids = new ArrayList<>();
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement s = c.prepareStatement("select account_id from accounts order by account_id");
-             ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                ids.add(rs.getLong(1));
-            }
+        try {
+            return AccountTable.known(dataSource);
         } catch (SQLException e) {
             throw new IllegalStateException("could not list accounts", e);
         }
-        return ids;
     }
 
     private static Set<Long> tickets(List<ApiPosition> positions) {

@@ -1,12 +1,11 @@
 package dev.metakit.inbox.reconcile;
 
+import dev.metakit.inbox.feed.ChangeStore;
+import dev.metakit.inbox.feed.FeedChange;
+
 import java.math.BigDecimal;
-import java.sql.Array;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -14,7 +13,7 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Writes the change feed's outbox ({@code position_changes}) on the reconcile's connection, inside its transaction:
+ * Decides what the change feed's outbox ({@code position_changes}, {@link ChangeStore}) gets, and writes it on the reconcile's connection, inside its transaction:
  * a change commits with the positions row it describes, or neither does.
  *
  * <p>The feed follows the position, not the market: the floating {@code profit} and {@code swap} of an open position
@@ -43,15 +42,6 @@ final class ChangeOutbox {
             new Field("closePrice", PositionRow::closePrice),
             new Field("profit", r -> r.isClosed() ? r.closeProfit() : null));
 
-    // the upsert returns the account's next seq and holds its row locked until the reconcile commits
-    private static final String NEXT_SEQ = "insert into position_change_seqs as s (account_id, last_seq) values (?, 1)"
-            + " on conflict on constraint position_change_seqs_pk do update set last_seq = s.last_seq + 1"
-            + " returning last_seq";
-
-    private static final String INSERT = "insert into position_changes (account_id, seq, ticket, kind, status,"
-            + " symbol, type, volume, price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price,"
-            + " close_profit, changed, source) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-
     private ChangeOutbox() {
     }
 
@@ -70,43 +60,11 @@ final class ChangeOutbox {
         if (changed.isEmpty()) {
             return false;
         }
-        long seq;
-        try (PreparedStatement s = c.prepareStatement(NEXT_SEQ)) {
-            s.setLong(1, accountId);
-            try (ResultSet rs = s.executeQuery()) {
-                rs.next();
-                seq = rs.getLong(1);
-            }
-        }
-        Array names = c.createArrayOf("text", changed.toArray());
-        try (PreparedStatement s = c.prepareStatement(INSERT)) {
-            int i = 1;
-            s.setLong(i++, accountId);
-            s.setLong(i++, seq);
-            s.setLong(i++, after.ticket());
-            s.setString(i++, kind(before, after));
-            s.setString(i++, after.status());
-            s.setString(i++, after.symbol());
-            s.setString(i++, after.type());
-            decimal(s, i++, after.volume());
-            decimal(s, i++, after.priceOpen());
-            PositionTable.timestamp(s, i++, after.openedAt());
-            decimal(s, i++, after.sl());
-            decimal(s, i++, after.tp());
-            PositionTable.timestamp(s, i++, after.closedAt());
-            if (after.closeDealTicket() == null) {
-                s.setNull(i++, Types.BIGINT);
-            } else {
-                s.setLong(i++, after.closeDealTicket());
-            }
-            decimal(s, i++, after.closePrice());
-            decimal(s, i++, after.closeProfit());
-            s.setArray(i++, names);
-            s.setString(i, source);
-            s.executeUpdate();
-        } finally {
-            names.free();
-        }
+        // the row's close profit is the change's profit: what the feed publishes for a closed position
+        ChangeStore.append(c, new FeedChange(0, accountId, 0, after.ticket(), kind(before, after), after.status(),
+                after.symbol(), after.type(), after.volume(), after.priceOpen(), after.openedAt(), after.sl(),
+                after.tp(), after.closedAt(), after.closeDealTicket(), after.closePrice(), after.closeProfit(),
+                changed, source, null));
         return true;
     }
 
@@ -137,13 +95,5 @@ final class ChangeOutbox {
             return x.compareTo(y) == 0;
         }
         return Objects.equals(a, b);
-    }
-
-    private static void decimal(PreparedStatement s, int i, BigDecimal v) throws SQLException {
-        if (v == null) {
-            s.setNull(i, Types.NUMERIC);
-        } else {
-            s.setBigDecimal(i, v);
-        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.reconcile;
 
+import dev.metakit.inbox.db.Rows;
 import dev.metakit.inbox.metakit.ApiWebhook;
 import dev.metakit.inbox.metakit.MetaKitJson;
 import org.slf4j.Logger;
@@ -12,12 +13,15 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * Compares {@code GET /v1/webhooks} with what the last poll stored. A delivery MetaKit gave up on shows as
  * {@code lastDeliveryStatus = failed} with a newer {@code lastDeliveryAt}; that is worth one WARN line and a full
- * reconcile, since the event it carried is gone for good.
+ * reconcile, since the event it carried is gone for good. Every statement on {@code webhook_endpoints} is here.
  */
 public class DeliveryStatusWatch {
     private static final Logger LOG = LoggerFactory.getLogger(DeliveryStatusWatch.class);
@@ -74,6 +78,27 @@ public class DeliveryStatusWatch {
             ps.setTimestamp(4, w.lastDeliveryAt() == null ? null : Timestamp.from(w.lastDeliveryAt()));
             ps.executeUpdate();
         }
+    }
+
+    /** Each endpoint's last delivery status ({@code none} before its first delivery), by endpoint id. */
+    public static Map<String, String> statuses(DataSource dataSource) throws SQLException {
+        Map<String, String> out = new LinkedHashMap<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "select endpoint_id, coalesce(last_delivery_status, 'none') from webhook_endpoints order by 1");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        return out;
+    }
+
+    /** The endpoints as the last poll stored them, for the ops page. */
+    public static List<Map<String, Object>> endpoints(DataSource dataSource) throws SQLException {
+        return Rows.read(dataSource, """
+                select endpoint_id as id, url, last_delivery_status as status, last_delivery_at as "lastDeliveryAt",
+                       checked_at as "checkedAt"
+                  from webhook_endpoints order by endpoint_id""");
     }
 
     public void setDataSource(DataSource dataSource) {

@@ -1,19 +1,19 @@
 package dev.metakit.inbox.reconcile;
 
-import java.math.BigDecimal;
+import dev.metakit.inbox.db.Jdbc;
+
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 /** The SQL of the {@code positions} table, on a connection the caller owns (and whose transaction it runs). */
 final class PositionTable {
@@ -54,16 +54,32 @@ final class PositionTable {
                     PositionRow row = new PositionRow(rs.getLong("ticket"), rs.getString("status"),
                             rs.getString("symbol"), rs.getString("type"), rs.getBigDecimal("volume"),
                             rs.getBigDecimal("price_open"), rs.getBigDecimal("sl"), rs.getBigDecimal("tp"),
-                            rs.getBigDecimal("profit"), rs.getBigDecimal("swap"), instant(rs, "opened_at"),
-                            instant(rs, "closed_at"), (Long) rs.getObject("close_deal_ticket"),
+                            rs.getBigDecimal("profit"), rs.getBigDecimal("swap"), Jdbc.getInstant(rs, "opened_at"),
+                            Jdbc.getInstant(rs, "closed_at"), (Long) rs.getObject("close_deal_ticket"),
                             rs.getBigDecimal("close_price"), rs.getBigDecimal("close_profit"));
-                    rows.put(row.ticket(), new StoredRow(row, instant(rs, "updated_at")));
+                    rows.put(row.ticket(), new StoredRow(row, Jdbc.getInstant(rs, "updated_at")));
                 }
             }
         } finally {
             array.free();
         }
         return rows;
+    }
+
+    /** Which of {@code tickets} the account has a row for (in any status). */
+    static Set<Long> recorded(Connection c, long accountId, Collection<Long> tickets) throws SQLException {
+        Set<Long> known = new HashSet<>();
+        try (PreparedStatement s = c.prepareStatement(
+                "select ticket from positions where account_id = ? and ticket = any(?)")) {
+            s.setLong(1, accountId);
+            s.setArray(2, c.createArrayOf("bigint", tickets.toArray()));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    known.add(rs.getLong(1));
+                }
+            }
+        }
+        return known;
     }
 
     static Write upsert(Connection c, long accountId, PositionRow r) throws SQLException {
@@ -74,21 +90,17 @@ final class PositionTable {
             s.setString(i++, r.status());
             s.setString(i++, r.symbol());
             s.setString(i++, r.type());
-            decimal(s, i++, r.volume());
-            decimal(s, i++, r.priceOpen());
-            decimal(s, i++, r.sl());
-            decimal(s, i++, r.tp());
-            decimal(s, i++, r.profit());
-            decimal(s, i++, r.swap());
-            timestamp(s, i++, r.openedAt());
-            timestamp(s, i++, r.closedAt());
-            if (r.closeDealTicket() == null) {
-                s.setNull(i++, Types.BIGINT);
-            } else {
-                s.setLong(i++, r.closeDealTicket());
-            }
-            decimal(s, i++, r.closePrice());
-            decimal(s, i, r.closeProfit());
+            Jdbc.setDecimal(s, i++, r.volume());
+            Jdbc.setDecimal(s, i++, r.priceOpen());
+            Jdbc.setDecimal(s, i++, r.sl());
+            Jdbc.setDecimal(s, i++, r.tp());
+            Jdbc.setDecimal(s, i++, r.profit());
+            Jdbc.setDecimal(s, i++, r.swap());
+            Jdbc.setInstant(s, i++, r.openedAt());
+            Jdbc.setInstant(s, i++, r.closedAt());
+            Jdbc.setLong(s, i++, r.closeDealTicket());
+            Jdbc.setDecimal(s, i++, r.closePrice());
+            Jdbc.setDecimal(s, i, r.closeProfit());
             try (ResultSet rs = s.executeQuery()) {
                 if (!rs.next()) {
                     return Write.UNCHANGED;
@@ -99,26 +111,5 @@ final class PositionTable {
     }
 
     record StoredRow(PositionRow row, Instant updatedAt) {
-    }
-
-    private static void decimal(PreparedStatement s, int i, BigDecimal v) throws SQLException {
-        if (v == null) {
-            s.setNull(i, Types.NUMERIC);
-        } else {
-            s.setBigDecimal(i, v);
-        }
-    }
-
-    static void timestamp(PreparedStatement s, int i, Instant v) throws SQLException {
-        if (v == null) {
-            s.setNull(i, Types.TIMESTAMP_WITH_TIMEZONE);
-        } else {
-            s.setObject(i, OffsetDateTime.ofInstant(v, ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE);
-        }
-    }
-
-    static Instant instant(ResultSet rs, String column) throws SQLException {
-        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-        return t == null ? null : t.toInstant();
     }
 }

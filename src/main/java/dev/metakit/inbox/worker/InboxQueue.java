@@ -1,5 +1,8 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.db.Jdbc;
+import dev.metakit.inbox.db.Rows;
+
 import javax.sql.DataSource;
 import java.nio.charset.StandardCharsets;
 import java.sql.Array;
@@ -7,14 +10,22 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
+ * The SQL of the inbox, {@code webhook_inbox}, and of {@code inbox_account_backoff}, which only the claims and their
+ * outcomes use: every statement on them is here, from the ingest's insert to the operators' replay, requeue and
+ * pruning, so a change to the inbox's columns or rules is made in this one class.
+ * <p>
  * The inbox seen as a work queue. Rows are claimed by a {@link Claimant} (an instance's boot) with a lease
  * ({@code FOR UPDATE SKIP LOCKED}, so instances on one database never claim the same row at once). A claimed row is
  * claimable again as soon as the boot that claimed it stops beating ({@link InstanceLiveness}: no heartbeat for
@@ -29,17 +40,7 @@ public class InboxQueue {
     public static final Duration DEFAULT_DEAD_AFTER = Duration.ofSeconds(5);
 
     /*
-     * The boots beating now (the parameter: deadAfter). A claim made by any other boot is free (a claim without a token
-     * predates the column: its lease alone frees it). A restart of PostgreSQL counts as
-     * a beat of every boot: a stop or a crash of the database is nobody's death, and each boot beats again within a
-     * heartbeat of its return.
-     */
-    static final String LIVE_TOKENS = """
-            select boot_token from inbox_instances
-             where greatest(heartbeat_at, pg_postmaster_start_time()) > now() - ?::interval""";
-
-    /*
-     * A claim takes whole accounts. The seed is the next {@code limit} due rows in next_attempt_at order (as before);
+     * A claim takes whole accounts. The seed is the next {@code limit} due rows in next_attempt_at order;
      * the claim is every due row of the seed's accounts, at most {@code maxRows} of them, whole accounts first in the
      * order the accounts came due, plus the seed's rows without an account. One account's due rows are then one
      * reconcile, not one per batch they would otherwise be spread over. Both parts lock with SKIP LOCKED and take only
@@ -48,7 +49,7 @@ public class InboxQueue {
      * The seed skips accounts backing off ({@link #backOff}) and the accounts the claiming instance is still working.
      */
     private static final String CLAIM = """
-            with live as (""" + LIVE_TOKENS + """
+            with live as (""" + InstanceLiveness.LIVE_TOKENS + """
             ),
             seed as (
                 select w.delivery_key, w.account_id, w.next_attempt_at from webhook_inbox w
@@ -91,6 +92,50 @@ public class InboxQueue {
               from c
              where i.delivery_key = c.delivery_key
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts""";
+
+    private static final String INSERT_BATCH = """
+            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw)
+            select * from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[])
+            on conflict (delivery_key) do nothing
+            returning delivery_key""";
+
+    /** Puts rows back as never worked; a row under a live lease is left to the run that holds it (it is current). */
+    private static final String REPLAY = """
+            update webhook_inbox
+               set processed_at = null, failed_at = null, attempts = 0, next_attempt_at = now(), last_error = null,
+                   claimed_by = null, claim_token = null, claimed_until = null
+             where (cast(? as bigint) is null or account_id = ?)
+               and (cast(? as timestamptz) is null or received_at >= ?)
+               and (cast(? as timestamptz) is null or received_at < ?)
+               and (claimed_until is null or claimed_until < now())""";
+
+    private static final String REQUEUE_FAILED = """
+            update webhook_inbox set failed_at = null, attempts = 0, next_attempt_at = now()
+             where failed_at is not null and processed_at is null
+               and (cast(? as bigint) is null or account_id = ?)
+               and (cast(? as text) is null or delivery_key = ?)""";
+
+    /** One bounded batch; SKIP LOCKED so pruning never waits on (or blocks) a worker. */
+    private static final String PRUNE_BATCH = """
+            delete from webhook_inbox where delivery_key in (
+                select delivery_key from webhook_inbox
+                 where processed_at is not null and failed_at is null and received_at < ?
+                 limit ? for update skip locked)""";
+
+    private static final String THROUGHPUT = """
+            select to_char(m at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI"Z"') as minute,
+                   sum(received)::int as received, sum(processed)::int as processed
+              from (select date_trunc('minute', received_at) m, 1 received, 0 processed from webhook_inbox
+                     where received_at > now() - interval '1 hour'
+                    union all
+                    select date_trunc('minute', processed_at), 0, 1 from webhook_inbox
+                     where processed_at > now() - interval '1 hour') x
+             group by m order by m""";
+
+    private static final String RECENT_FAILURES = """
+            select delivery_key as key, account_id as "accountId", event, attempts, last_error as "lastError",
+                   failed_at as "failedAt"
+              from webhook_inbox where failed_at is not null order by failed_at desc limit 100""";
 
     private final DataSource dataSource;
     private final Duration deadAfter;
@@ -304,13 +349,91 @@ public class InboxQueue {
         }
     }
 
-    /** Puts failed rows back in the queue with a fresh attempt count; returns how many. */
-    public int requeueFailed() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set failed_at = null, attempts = 0, next_attempt_at = now()
-                 where failed_at is not null and processed_at is null""")) {
+    /**
+     * Puts failed rows back in the queue with a fresh attempt count: those of one account ({@code null}: every
+     * account), or the one row of {@code deliveryKey} ({@code null}: every row). Returns how many.
+     */
+    public int requeueFailed(Long account, String deliveryKey) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REQUEUE_FAILED)) {
+            Jdbc.setLong(ps, 1, account);
+            Jdbc.setLong(ps, 2, account);
+            ps.setString(3, deliveryKey);
+            ps.setString(4, deliveryKey);
             return ps.executeUpdate();
         }
+    }
+
+    /**
+     * Puts the rows of one account ({@code null}: every account) received in {@code [from, to)} (either bound may be
+     * null) back as never worked; a row under a live lease is left to the run that holds it. Returns how many.
+     */
+    public int replay(Long account, Instant from, Instant to) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REPLAY)) {
+            Jdbc.setLong(ps, 1, account);
+            Jdbc.setLong(ps, 2, account);
+            setInstant(ps, 3, from);
+            setInstant(ps, 4, from);
+            setInstant(ps, 5, to);
+            setInstant(ps, 6, to);
+            return ps.executeUpdate();
+        }
+    }
+
+    /**
+     * Deletes processed rows received before {@code cutoff}, {@code batchSize} rows per statement until none is left;
+     * failed and unprocessed rows are kept. Returns how many rows.
+     */
+    public long prune(Instant cutoff, int batchSize) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PRUNE_BATCH)) {
+            ps.setTimestamp(1, Timestamp.from(cutoff));
+            ps.setInt(2, batchSize);
+            return Jdbc.deleteInBatches(ps, batchSize);
+        }
+    }
+
+    /** Whether a delivery with this key is stored. */
+    public boolean contains(String deliveryKey) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("select 1 from webhook_inbox where delivery_key = ?")) {
+            ps.setString(1, deliveryKey);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    /**
+     * Stores new deliveries in one statement on {@code c} (the ingest's group commit), the arrays index-aligned, one
+     * entry per key; a key already stored is left as it is. Returns the keys this statement stored.
+     */
+    public static Set<String> insert(Connection c, int timeoutSeconds, String[] keys, String[] events, Long[] accounts,
+                                     String[] texts, byte[][] raws) throws SQLException {
+        Set<String> inserted = new HashSet<>(keys.length * 2);
+        try (PreparedStatement ps = c.prepareStatement(INSERT_BATCH)) {
+            ps.setQueryTimeout(timeoutSeconds);
+            Array[] arrays = {c.createArrayOf("text", keys), c.createArrayOf("text", events),
+                    c.createArrayOf("bigint", accounts), c.createArrayOf("text", texts),
+                    c.createArrayOf("bytea", raws)};
+            for (int a = 0; a < arrays.length; a++) {
+                ps.setArray(a + 1, arrays[a]);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    inserted.add(rs.getString(1));
+                }
+            }
+        }
+        return inserted;
+    }
+
+    /** Received and processed rows per minute over the last hour, for the ops page. */
+    public List<Map<String, Object>> throughputLastHour() throws SQLException {
+        return Rows.read(dataSource, THROUGHPUT);
+    }
+
+    /** The 100 most recently failed rows, newest first, for the ops page. */
+    public List<Map<String, Object>> recentFailures() throws SQLException {
+        return Rows.read(dataSource, RECENT_FAILURES);
     }
 
     public record Backlog(long pending, long failed, Duration oldestPendingAge) {
@@ -325,6 +448,15 @@ public class InboxQueue {
              ResultSet rs = ps.executeQuery()) {
             rs.next();
             return new Backlog(rs.getLong(1), rs.getLong(2), Duration.ofMillis((long) (rs.getDouble(3) * 1000)));
+        }
+    }
+
+
+    private static void setInstant(PreparedStatement ps, int i, Instant v) throws SQLException {
+        if (v == null) {
+            ps.setNull(i, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            ps.setTimestamp(i, Timestamp.from(v));
         }
     }
 

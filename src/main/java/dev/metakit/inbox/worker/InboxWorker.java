@@ -468,7 +468,7 @@ public class InboxWorker {
 
     /** Puts every failed row back in the queue (operators' command); returns how many. */
     public int requeueFailed() throws SQLException {
-        int n = queue.requeueFailed();
+        int n = queue.requeueFailed(null, null);
         LOG.info("Requeued {} failed inbox rows", n);
         return n;
     }

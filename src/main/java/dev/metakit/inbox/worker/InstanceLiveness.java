@@ -17,6 +17,16 @@ public class InstanceLiveness {
     /** Rows of boots gone this long are removed (their claims were free long before). */
     private static final Duration FORGET_AFTER = Duration.ofDays(1);
 
+    /*
+     * The boots beating now (the parameter: deadAfter). A claim made by any other boot is free (a claim without a token
+     * predates the column: its lease alone frees it). A restart of PostgreSQL counts as
+     * a beat of every boot: a stop or a crash of the database is nobody's death, and each boot beats again within a
+     * heartbeat of its return.
+     */
+    static final String LIVE_TOKENS = """
+            select boot_token from inbox_instances
+             where greatest(heartbeat_at, pg_postmaster_start_time()) > now() - ?::interval""";
+
     private final DataSource dataSource;
     private final Claimant self;
     private final Duration quietEarlierBoot;

@@ -1,0 +1,57 @@
+package dev.metakit.inbox.db;
+
+import java.math.BigDecimal;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+
+/** Parameters and columns that may be null, as the tables' classes bind and read them. */
+public final class Jdbc {
+    private Jdbc() {
+    }
+
+    public static void setLong(PreparedStatement s, int i, Long v) throws SQLException {
+        if (v == null) {
+            s.setNull(i, Types.BIGINT);
+        } else {
+            s.setLong(i, v);
+        }
+    }
+
+    public static void setDecimal(PreparedStatement s, int i, BigDecimal v) throws SQLException {
+        if (v == null) {
+            s.setNull(i, Types.NUMERIC);
+        } else {
+            s.setBigDecimal(i, v);
+        }
+    }
+
+    /** As a {@code timestamptz} in UTC. */
+    public static void setInstant(PreparedStatement s, int i, Instant v) throws SQLException {
+        if (v == null) {
+            s.setNull(i, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            s.setObject(i, OffsetDateTime.ofInstant(v, ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE);
+        }
+    }
+
+    public static Instant getInstant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
+
+    /** Runs a bounded delete until a run deletes fewer than {@code batchSize} rows. Returns how many in all. */
+    public static long deleteInBatches(PreparedStatement s, int batchSize) throws SQLException {
+        long total = 0;
+        int n;
+        do {
+            n = s.executeUpdate();
+            total += n;
+        } while (n == batchSize);
+        return total;
+    }
+}
