@@ -1,5 +1,6 @@
 package dev.metakit.inbox.e2e;
 
+import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.sandbox.Convergence;
 import dev.metakit.inbox.sandbox.DeliverySchedule;
 import dev.metakit.inbox.sandbox.SandboxFaults;
@@ -39,7 +40,7 @@ class LostDeliveryRepairTest {
         assertThat(run.sandbox.truth().closedPositions()).isNotEmpty();
         assertThat(report.compared()).isEqualTo(run.sandbox.truth().closedPositions().size()
                 + run.sandbox.truth().openPositions().values().stream().mapToInt(Map::size).sum());
-        assertThat(SandboxedInbox.scalar("select count(*) from reconcile_runs where trigger = 'periodic'"))
+        assertThat(TestDatabase.scalar("select count(*) from reconcile_runs where trigger = 'periodic'"))
                 .isPositive();
     }
 }

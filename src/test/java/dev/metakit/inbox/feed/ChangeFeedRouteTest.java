@@ -12,7 +12,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -21,6 +20,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
+import static dev.metakit.inbox.support.TestEvents.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -81,11 +81,5 @@ class ChangeFeedRouteTest {
     private static void awaitPublished(long n) {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() ->
                 TestDatabase.scalar("select count(*) from position_changes where published_at is not null") == n);
-    }
-
-    private static byte[] event(String name, long account, long ticket) {
-        return ("{\"event\":\"" + name + "\",\"account_id\":" + account + ",\"created_at\":\"" + Instant.now()
-                + "\",\"data\":{\"ticket\":" + ticket + ",\"symbol\":\"EURUSD\",\"type\":\"buy\",\"volume\":0.10}}")
-                .getBytes(StandardCharsets.UTF_8);
     }
 }

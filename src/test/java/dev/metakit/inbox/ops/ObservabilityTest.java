@@ -7,15 +7,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Map;
-import java.util.OptionalDouble;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
+import static dev.metakit.inbox.support.Metrics.sample;
+import static dev.metakit.inbox.support.TestEvents.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -37,11 +35,6 @@ class ObservabilityTest {
             inbox.close();
         }
         metakit.close();
-    }
-
-    static byte[] event(String name, long account, long ticket) {
-        return ("{\"event\":\"" + name + "\",\"account_id\":" + account + ",\"created_at\":\"" + Instant.now()
-                + "\",\"data\":{\"ticket\":" + ticket + "}}").getBytes(StandardCharsets.UTF_8);
     }
 
     @Test
@@ -123,46 +116,5 @@ class ObservabilityTest {
             sample(m, "metakit_inbox_backlog").isEqualTo(1.0);
             sample(m, "metakit_inbox_oldest_age_seconds").isBetween(89.0, 200.0);
         });
-    }
-
-    static org.assertj.core.api.AbstractDoubleAssert<?> sample(String metrics, String sample) {
-        return assertThat(value(metrics, sample)).as(sample);
-    }
-
-    /** The value of the sample whose name and labels (in Prometheus' sorted order) are given. */
-    static double value(String metrics, String sample) {
-        OptionalDouble v = find(metrics, sample);
-        assertThat(v).as("sample %s in%n%s", sample, grepMetakit(metrics)).isPresent();
-        return v.getAsDouble();
-    }
-
-    static OptionalDouble find(String metrics, String sample) {
-        String name = sample.contains("{") ? sample.substring(0, sample.indexOf('{')) : sample;
-        String labels = sample.contains("{") ? sample.substring(sample.indexOf('{') + 1, sample.length() - 1) : "";
-        Pattern line = Pattern.compile("^" + Pattern.quote(name) + "(\\{([^}]*)\\})? (\\S+)$", Pattern.MULTILINE);
-        Matcher m = line.matcher(metrics);
-        while (m.find()) {
-            String have = m.group(2) == null ? "" : m.group(2);
-            if (containsAll(have, labels)) {
-                return OptionalDouble.of(Double.parseDouble(m.group(3)));
-            }
-        }
-        return OptionalDouble.empty();
-    }
-
-    private static boolean containsAll(String have, String want) {
-        if (want.isEmpty()) {
-            return true;
-        }
-        for (String label : want.split(",")) {
-            if (!("," + have + ",").contains("," + label + ",")) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    static String grepMetakit(String metrics) {
-        return metrics.lines().filter(l -> l.startsWith("metakit_")).reduce("", (a, b) -> a + b + "\n");
     }
 }

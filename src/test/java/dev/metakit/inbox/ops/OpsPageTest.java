@@ -4,6 +4,7 @@ import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.support.TestEvents;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -105,7 +106,7 @@ class OpsPageTest {
     void theFeedsLagAndLastChangeShowAndItsReplayMarksChangesForPublishingAgain() throws Exception {
         startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN));
         metakit.open(2, 20, "0.10", "0", "0", t0);
-        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(20)).until(() -> scalar(
                 "select count(*) from position_changes where published_at is not null") == 1);
 
@@ -135,11 +136,11 @@ class OpsPageTest {
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"succeeded\","
                 + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
         startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN, "metakit.status.interval", "1"));
-        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
                 "select count(*) from webhook_inbox where processed_at is not null") == 1);
         // account 5 is unknown to MetaKit yet (404) and max attempts is 1: one failed row to requeue
-        inbox.postSigned(ObservabilityTest.event("position.opened", 5, 50), "position.opened");
+        inbox.postSigned(TestEvents.event("position.opened", 5, 50), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
                 "select count(*) from webhook_inbox where failed_at is not null") == 1);
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_endpoints") == 1);

@@ -4,6 +4,7 @@ import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.support.TestEvents;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -13,7 +14,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
-import static dev.metakit.inbox.ops.InboxMaintenanceTest.row;
+import static dev.metakit.inbox.support.InboxRows.row;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -42,7 +43,7 @@ class ReplayAndRetentionTest {
     void aReplayedAccountIsReconciledAgainByTheWorker() throws Exception {
         metakit.open(2, 20, "0.10", "0", "0", Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60));
         inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of());
-        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() ->
                 scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
         await().atMost(Duration.ofSeconds(15)).until(() -> metakit.calls("positions") >= 1);

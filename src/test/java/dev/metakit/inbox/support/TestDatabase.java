@@ -111,6 +111,26 @@ public final class TestDatabase {
         }
     }
 
+    /** The first column of the first row of a query, as a string (null for SQL NULL). */
+    public static String text(String sql) {
+        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
+    /** Runs one statement on the test database. */
+    public static void exec(String sql) {
+        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("statement failed: " + sql, e);
+        }
+    }
+
     /** The first column of every row of a query, as strings, on any database. */
     public static java.util.Set<String> strings(DataSource on, String sql) {
         try (Connection c = on.getConnection(); Statement s = c.createStatement();

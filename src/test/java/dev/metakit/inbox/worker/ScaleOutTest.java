@@ -18,9 +18,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import static dev.metakit.inbox.worker.WorkerReconcileTest.event;
-import static dev.metakit.inbox.worker.WorkerReconcileTest.exec;
-import static dev.metakit.inbox.worker.WorkerReconcileTest.scalar;
+import static dev.metakit.inbox.support.TestEvents.event;
+import static dev.metakit.inbox.support.TestDatabase.exec;
+import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -23,6 +23,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import static dev.metakit.inbox.support.TestDatabase.exec;
+import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static dev.metakit.inbox.support.TestDatabase.text;
+import static dev.metakit.inbox.support.TestEvents.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -50,11 +54,6 @@ class WorkerReconcileTest {
         inbox = RunningInbox.againstFakeMetaKit(metakit, extra);
     }
 
-    static byte[] event(String name, long account, long ticket) {
-        return ("{\"event\":\"" + name + "\",\"account_id\":" + account + ",\"created_at\":\"" + Instant.now()
-                + "\",\"data\":{\"ticket\":" + ticket + ",\"symbol\":\"EURUSD\",\"type\":\"buy\",\"volume\":0.10}}")
-                .getBytes(StandardCharsets.UTF_8);
-    }
 
     @Test
     void aCloseDeliveredBeforeItsOpenLeavesExactlyOneClosedRowWithItsDeal() throws Exception {
@@ -226,24 +225,6 @@ class WorkerReconcileTest {
                 rows.add(row);
             }
             return rows;
-        }
-    }
-
-    static long scalar(String sql) {
-        return TestDatabase.scalar(sql);
-    }
-
-    static String text(String sql) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getString(1);
-        }
-    }
-
-    static void exec(String sql) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
         }
     }
 }
