@@ -1,6 +1,7 @@
 package dev.metakit.inbox.e2e;
 
 import dev.metakit.inbox.sandbox.Convergence;
+import dev.metakit.inbox.sandbox.DeliveryAttempt;
 import dev.metakit.inbox.sandbox.DeliveryLog;
 import dev.metakit.inbox.sandbox.DeliverySchedule;
 import dev.metakit.inbox.sandbox.SandboxFaults;
@@ -46,7 +47,7 @@ class ConvergenceUnderChaosTest {
 
         run.sandbox.start();
         for (int i = 0; i < 3; i++) {
-            stallInboxCommits(Duration.ofMillis(300));
+            stallInboxCommits(run.sandbox.deliveries());
         }
         await().atMost(Duration.ofSeconds(20)).until(run.sandbox::trafficDone);
         Convergence.Report report = run.quiesceAndAwaitConvergence(Duration.ofSeconds(30));
@@ -69,17 +70,26 @@ class ConvergenceUnderChaosTest {
     }
 
     /**
-     * Holds a lock that blocks the inbox's inserts for {@code hold}, then lets go for as long: deliveries arriving
-     * meanwhile are committed (and answered) only after the sender gave up on that attempt, so its retry is a
-     * duplicate of a stored row.
+     * Holds a lock that blocks the inbox's inserts until an attempt made meanwhile has timed out on the sender's side,
+     * then lets go until deliveries are acknowledged again: the deliveries stuck behind the lock are committed (and
+     * answered) only after the sender gave up on that attempt, so its retry is a duplicate of a stored row.
      */
-    private static void stallInboxCommits(Duration hold) throws Exception {
+    private static void stallInboxCommits(DeliveryLog log) throws Exception {
+        long timedOut = SandboxedInbox.timedOutAttempts(log.attempts());
         try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
             s.execute("lock table webhook_inbox in share row exclusive mode");
-            Thread.sleep(hold.toMillis());
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> SandboxedInbox.timedOutAttempts(log.attempts()) > timedOut);
             c.commit();
         }
-        Thread.sleep(hold.toMillis());
+        long acked = acknowledged(log);
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> acknowledged(log) > acked && TestDatabase.scalar(
+                        "select count(*) from pg_locks where relation = 'webhook_inbox'::regclass and not granted") == 0);
+    }
+
+    private static long acknowledged(DeliveryLog log) {
+        return log.attempts().stream().filter(DeliveryAttempt::succeeded).count();
     }
 }

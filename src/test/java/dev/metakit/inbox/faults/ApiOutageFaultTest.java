@@ -1,5 +1,6 @@
 package dev.metakit.inbox.faults;
 
+import dev.metakit.inbox.support.FaultWindow;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
@@ -16,6 +17,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -82,12 +84,14 @@ class ApiOutageFaultTest {
         for (long account = 1; account <= ACCOUNTS; account++) {
             metakit.open(account, account * 100, "0.30", "0", "0", t0);
         }
-        Pause.until(outageStart + third);
+        Callable<Boolean> allAcked = () -> load.count(s -> s.startNanos() >= outageStart && !s.acked()) == 0;
+        FaultWindow.holdUntil(outageStart + third, "every delivery acked while the API is down", allAcked);
         metakit.outage(500);
         metakit.up();
-        Pause.until(outageStart + 2 * third);
+        FaultWindow.holdUntil(outageStart + 2 * third, "every delivery acked while the API answers 500", allAcked);
         metakit.outage(429);
-        Pause.until(outageStart + length.toNanos());
+        FaultWindow.holdUntil(outageStart + length.toNanos(), "every delivery acked while the API answers 429",
+                allAcked);
         int healthDuring = inbox.healthStatus();
         long outageEndMicros = TestDatabase.scalar(
                 "select (extract(epoch from clock_timestamp()) * 1000000)::bigint");
@@ -103,7 +107,9 @@ class ApiOutageFaultTest {
                             + " and received_at <= to_timestamp(" + outageEndMicros + " / 1000000.0)") == 0);
             return metakit.totalCalls();
         });
-        Pause.lasting(Duration.ofSeconds(1));
+        // the load goes on while the backlog drains: about a second of it
+        await().atMost(Duration.ofSeconds(10)).until(() -> load.count(s -> s.acked() && s.startNanos() > outageEnd)
+                >= 200);
         List<SignedLoad.Sent> sent = load.stop();
 
         List<SignedLoad.Sent> before = sent.stream().filter(s -> s.endNanos() < outageStart).toList();

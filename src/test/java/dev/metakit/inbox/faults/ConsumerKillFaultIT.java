@@ -60,7 +60,10 @@ class ConsumerKillFaultIT {
         SignedLoad load = new SignedLoad(consumer.webhookUri(), RunningInbox.SECRET, 6, 0, ACCOUNTS).start();
         long began = System.nanoTime();
         await().atMost(Duration.ofSeconds(20)).until(() -> load.count(SignedLoad.Sent::acked) >= 300);
-        Pause.lasting(Duration.ofMillis(1500));
+        // killed mid-drain: the worker has processed rows of this load and has more waiting
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                TestDatabase.scalar("select count(*) from webhook_inbox where processed_at is not null") > 0
+                        && TestDatabase.scalar("select count(*) from webhook_inbox where processed_at is null") > 0);
 
         consumer.kill();
         long killedAt = System.nanoTime();

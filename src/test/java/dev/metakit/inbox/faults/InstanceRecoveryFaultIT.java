@@ -1,5 +1,6 @@
 package dev.metakit.inbox.faults;
 
+import dev.metakit.inbox.support.FaultWindow;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxAudit;
 import dev.metakit.inbox.support.InboxProcess;
@@ -161,7 +162,8 @@ class InstanceRecoveryFaultIT {
                         .as("rows of account %d claimed by the survivor", contested).isEqualTo(contestedRows));
         long contestedMillis = Duration.ofNanos(System.nanoTime() - pausedAt).toMillis();
 
-        Pause.until(pausedAt + PAUSE.toNanos());
+        FaultWindow.holdUntil(pausedAt + PAUSE.toNanos(), "no write without the claim while one instance is paused",
+                () -> InboxAudit.writesWithoutTheClaim().isEmpty());
         long logMark = Files.size(paused.log());
         paused.resume();
         // its old work runs to its end (the answers were waiting), then whatever it would write for those rows

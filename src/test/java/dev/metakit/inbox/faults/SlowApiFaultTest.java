@@ -1,5 +1,6 @@
 package dev.metakit.inbox.faults;
 
+import dev.metakit.inbox.support.FaultWindow;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
@@ -59,7 +60,8 @@ class SlowApiFaultTest {
             boolean slow = round % 2 == 1;
             metakit.latency(slow ? 4000 : 0);
             long from = System.nanoTime();
-            Pause.lasting(ROUND);
+            FaultWindow.holdFor(ROUND, "every delivery of the round answered 200",
+                    () -> load.count(s -> s.startNanos() >= from && s.status() != 200) == 0);
             (slow ? slowWindows : fastWindows).add(new long[]{from, System.nanoTime()});
         }
         int maxInFlight = metakit.maxInFlight();
