@@ -19,6 +19,8 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import static org.awaitility.Awaitility.await;
+
 /**
  * Drain benchmark (issue 5, "Worker and reconcile throughput"; not a test: run by {@code bench/worker-bench.sh drain},
  * never by {@code mvn verify}).
@@ -151,14 +153,8 @@ public final class DrainBench {
         long t0 = System.nanoTime();
         template.sendBody("seda:inbox-doorbell?size=1&waitForTaskToComplete=Never&blockWhenFull=false"
                 + "&discardWhenFull=true", "");
-        long deadline = t0 + timeout.toNanos();
-        while (BenchOptions.scalar(ds, "select count(*) from webhook_inbox where processed_at is null"
-                + " and failed_at is null") > 0) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("not drained within " + timeout);
-            }
-            Thread.sleep(10);
-        }
+        await("drained").atMost(timeout).pollInterval(Duration.ofMillis(10)).until(() -> BenchOptions.scalar(ds,
+                "select count(*) from webhook_inbox where processed_at is null and failed_at is null") == 0);
         double seconds = (System.nanoTime() - t0) / 1e9;
         long calls = api.reconcileCalls() - calls0;
         return new Result(seconds, calls, api.api.stats().count("positions", null) - pos0,
