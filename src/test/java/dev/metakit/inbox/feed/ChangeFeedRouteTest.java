@@ -1,6 +1,7 @@
 package dev.metakit.inbox.feed;
 
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import org.apache.logging.log4j.LogManager;
@@ -11,6 +12,7 @@ import org.apache.logging.log4j.core.config.Property;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -36,14 +38,14 @@ class ChangeFeedRouteTest {
             outletLines.add(event.getMessage().getFormattedMessage());
         }
     };
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
         capture.start();
         ((Logger) LogManager.getLogger(OUTLET_LOGGER)).addAppender(capture);
     }
@@ -51,16 +53,12 @@ class ChangeFeedRouteTest {
     @AfterEach
     void stop() {
         ((Logger) LogManager.getLogger(OUTLET_LOGGER)).removeAppender(capture);
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
     }
 
     @Test
     void theDefaultOutletLogsOneLinePerChangeInOrderWithItsIdAndMarksItPublished() throws Exception {
         metakit.open(3, 10, "0.10", "0", "1.09000", t0);
-        inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of());
+        inbox = fixture.start(Map.of());
         inbox.postSigned(event("position.opened", 3, 10), "position.opened");
         awaitPublished(1);
 

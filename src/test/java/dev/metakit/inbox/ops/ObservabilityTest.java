@@ -1,11 +1,11 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -19,30 +19,18 @@ import static org.awaitility.Awaitility.await;
 
 /** The real bundle, some traffic of every kind, and then every metric the operations guide names on /observe/metrics. */
 class ObservabilityTest {
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-
-    @BeforeEach
-    void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-    }
-
-    @AfterEach
-    void stop() {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-    }
 
     @Test
     void afterTrafficOfEveryKindEveryMetricIsScrapedWithAPlausibleValue() throws Exception {
         metakit.open(2, 20, "0.10", "0", "0", t0);
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
                 + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
-        inbox = RunningInbox.start(Map.of(
+        inbox = fixture.startWith(Map.of(
                 "metakit.api.url", metakit.url(),
                 "metakit.api.key", FakeMetaKit.API_KEY,
                 "metakit.accounts", "2",
@@ -104,7 +92,7 @@ class ObservabilityTest {
     @Test
     void theBacklogGaugeShowsRowsWaitingAndTheAgeOfTheOldest() throws Exception {
         // no MetaKit: the trade event cannot be reconciled and stays in the backlog
-        inbox = RunningInbox.start(Map.of("metakit.metrics.refresh", "1",
+        inbox = fixture.startWith(Map.of("metakit.metrics.refresh", "1",
                 "metakit.worker.backoff-base-millis", "60000", "metakit.worker.backoff-max-millis", "60000"));
         inbox.postSigned(event("position.opened", 3, 30), "position.opened");
         TestDatabase.scalar("select 1");

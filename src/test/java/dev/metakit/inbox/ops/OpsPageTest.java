@@ -2,13 +2,13 @@ package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestEvents;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
@@ -38,29 +38,17 @@ import static org.awaitility.Awaitility.await;
 /** The ops page: off by default, token-protected, and working in a real headless Chromium. */
 class OpsPageTest {
     static final String TOKEN = "ops-token-0123456789abcdef";
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final HttpClient http = HttpClient.newHttpClient();
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
-    @BeforeEach
-    void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-    }
-
-    @AfterEach
-    void stop() {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-    }
-
     private void startInbox(Map<String, String> extra) {
         Map<String, String> p = new HashMap<>(extra);
         p.putIfAbsent("metakit.worker.max-attempts", "1");
-        inbox = RunningInbox.againstFakeMetaKit(metakit, p);
+        inbox = fixture.start(p);
     }
 
     private HttpResponse<String> get(String path, String token) throws Exception {

@@ -2,12 +2,12 @@ package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestEvents;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -22,27 +22,15 @@ import static org.awaitility.Awaitility.await;
 
 /** Replay and retention in the real bundle: the worker re-runs replayed rows, the scheduled route prunes. */
 class ReplayAndRetentionTest {
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
-
-    @BeforeEach
-    void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-    }
-
-    @AfterEach
-    void stop() {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-    }
 
     @Test
     void aReplayedAccountIsReconciledAgainByTheWorker() throws Exception {
         metakit.open(2, 20, "0.10", "0", "0", Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60));
-        inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of());
+        inbox = fixture.start(Map.of());
         inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() ->
                 scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
@@ -63,7 +51,7 @@ class ReplayAndRetentionTest {
         }
         row("old-failed", 2, 60, "failed");
         row("recent", 2, 1, "processed");
-        inbox = RunningInbox.start(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1",
+        inbox = fixture.startWith(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1",
                 "metakit.retention.first-delay", "1", "metakit.retention.batch-size", "2",
                 "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ops-beans", "retention")));
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_inbox") == 2);

@@ -1,11 +1,11 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -32,28 +32,15 @@ import static org.awaitility.Awaitility.await;
 
 /** The worker and the reconcile routes, in the real bundle, against a MetaKit test double over real HTTP. */
 class WorkerReconcileTest {
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
-    @BeforeEach
-    void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-    }
-
-    @AfterEach
-    void stop() {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-    }
-
     private void startInbox(Map<String, String> extra) {
-        inbox = RunningInbox.againstFakeMetaKit(metakit, extra);
+        inbox = fixture.start(extra);
     }
-
 
     @Test
     void aCloseDeliveredBeforeItsOpenLeavesExactlyOneClosedRowWithItsDeal() throws Exception {
