@@ -11,8 +11,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -37,10 +35,7 @@ class ApiOutageFaultTest {
     void start() {
         TestDatabase.truncateAll();
         metakit = new FakeMetaKit();
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.10", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
         metakit.latency(5);
         // backoff compressed 5x against the defaults, so attempts are raised to keep a row from failing over an
         // outage the defaults would ride out (1 s base, 8 attempts: about two minutes)
@@ -80,10 +75,7 @@ class ApiOutageFaultTest {
         long outageStart = System.nanoTime();
         metakit.down();
         // the truth changes during the outage: only reconciles after it can show it
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.30", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.30");
         Callable<Boolean> allAcked = () -> load.count(s -> s.startNanos() >= outageStart && !s.acked()) == 0;
         FaultWindow.holdUntil(outageStart + third, "every delivery acked while the API is down", allAcked);
         metakit.outage(500);

@@ -12,8 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -36,10 +34,7 @@ class ConsumerKillFaultIT {
     void start() {
         TestDatabase.truncateAll();
         metakit = new FakeMetaKit();
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.10", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
         // the default lease (120 s): the restarted process (the same host, so the same instance id) takes the killed
         // boot's claims back at its first claim
         consumer = new InboxProcess(workDir, metakit.url(), Map.of(
@@ -69,10 +64,7 @@ class ConsumerKillFaultIT {
         long killedAt = System.nanoTime();
         long ackedBeforeKill = load.count(s -> s.acked() && s.endNanos() < killedAt);
         // the truth moves while the consumer is dead: only reconciles after the restart see it
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.20", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.20");
 
         consumer.start();
         long restartedAt = System.nanoTime();

@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -150,6 +151,17 @@ public final class FakeMetaKit implements AutoCloseable {
         deals.get(account).add(("{\"ticket\":%d,\"position_id\":%d,\"order\":%d,\"symbol\":\"EURUSD\",\"type\":\"sell\","
                 + "\"entry\":\"%s\",\"volume\":%s,\"price\":%s,\"profit\":%s,\"commission\":0.00,\"swap\":0.00,"
                 + "\"time\":\"%s\"}").formatted(dealTicket, positionId, dealTicket, entry, volume, price, profit, time));
+    }
+
+    /**
+     * Accounts 1 to {@code accounts} each list one open position, ticket {@code account * 100}, of {@code volume},
+     * opened a minute ago: the truth the fault tests' accounts converge to.
+     */
+    public void openOnePositionEach(int accounts, String volume) {
+        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+        for (long account = 1; account <= accounts; account++) {
+            open(account, account * 100, volume, "0", "0", t0);
+        }
     }
 
     public synchronized void close(long account, long ticket) {
