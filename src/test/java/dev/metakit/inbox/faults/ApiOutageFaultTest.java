@@ -99,9 +99,8 @@ class ApiOutageFaultTest {
                             + " and received_at <= to_timestamp(" + outageEndMicros + " / 1000000.0)") == 0);
             return metakit.totalCalls();
         });
-        // the load goes on while the backlog drains: about a second of it
-        await().atMost(Duration.ofSeconds(10)).until(() -> load.count(s -> s.acked() && s.startNanos() > outageEnd)
-                >= 200);
+        // the load goes on for a second after the API's return (a length, like the outage's), every delivery acked
+        FaultWindow.holdFor(Duration.ofSeconds(1), "every delivery acked after the API's return", allAcked);
         List<SignedLoad.Sent> sent = load.stop();
 
         List<SignedLoad.Sent> before = sent.stream().filter(s -> s.endNanos() < outageStart).toList();
