@@ -102,21 +102,23 @@ public final class TestDatabase {
 
     /** The first column of the first row of a query, as a long. */
     public static long scalar(String sql) {
-        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement();
-             java.sql.ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException("query failed: " + sql, e);
-        }
+        return firstColumn(sql, rs -> rs.getLong(1));
     }
 
     /** The first column of the first row of a query, as a string (null for SQL NULL). */
     public static String text(String sql) {
+        return firstColumn(sql, rs -> rs.getString(1));
+    }
+
+    private interface Column<T> {
+        T read(java.sql.ResultSet rs) throws SQLException;
+    }
+
+    private static <T> T firstColumn(String sql, Column<T> column) {
         try (Connection c = dataSource().getConnection(); Statement s = c.createStatement();
              java.sql.ResultSet rs = s.executeQuery(sql)) {
             rs.next();
-            return rs.getString(1);
+            return column.read(rs);
         } catch (SQLException e) {
             throw new IllegalStateException("query failed: " + sql, e);
         }
