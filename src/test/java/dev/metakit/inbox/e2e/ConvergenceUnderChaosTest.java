@@ -4,6 +4,7 @@ import dev.metakit.inbox.sandbox.Convergence;
 import dev.metakit.inbox.sandbox.DeliveryAttempt;
 import dev.metakit.inbox.sandbox.DeliveryLog;
 import dev.metakit.inbox.sandbox.DeliverySchedule;
+import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
 import org.junit.jupiter.api.AfterEach;
@@ -46,8 +47,8 @@ class ConvergenceUnderChaosTest {
                 .deliverySchedule(schedule).operations(300).operationsPerSecond(100), Map.of());
 
         run.sandbox.start();
-        for (int i = 0; i < 3; i++) {
-            stallInboxCommits(run.sandbox.deliveries());
+        for (int i = 0; i < 3 && !run.sandbox.trafficDone(); i++) {
+            stallInboxCommits(run.sandbox);
         }
         await().atMost(Duration.ofSeconds(20)).until(run.sandbox::trafficDone);
         Convergence.Report report = run.quiesceAndAwaitConvergence(Duration.ofSeconds(30));
@@ -70,22 +71,24 @@ class ConvergenceUnderChaosTest {
     }
 
     /**
-     * Holds a lock that blocks the inbox's inserts until an attempt made meanwhile has timed out on the sender's side,
-     * then lets go until deliveries are acknowledged again: the deliveries stuck behind the lock are committed (and
-     * answered) only after the sender gave up on that attempt, so its retry is a duplicate of a stored row.
+     * Holds a lock that blocks the inbox's inserts until an attempt made meanwhile has timed out on the sender's side
+     * (or the traffic is over), then lets go until deliveries are acknowledged again: the deliveries stuck behind the
+     * lock are committed (and answered) only after the sender gave up on that attempt, so its retry is a duplicate of
+     * a stored row.
      */
-    private static void stallInboxCommits(DeliveryLog log) throws Exception {
+    private static void stallInboxCommits(Sandbox sandbox) throws Exception {
+        DeliveryLog log = sandbox.deliveries();
         long timedOut = SandboxedInbox.timedOutAttempts(log.attempts());
         try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
             s.execute("lock table webhook_inbox in share row exclusive mode");
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> SandboxedInbox.timedOutAttempts(log.attempts()) > timedOut);
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() ->
+                    SandboxedInbox.timedOutAttempts(log.attempts()) > timedOut || sandbox.trafficDone());
             c.commit();
         }
         long acked = acknowledged(log);
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
-                .until(() -> acknowledged(log) > acked && TestDatabase.scalar(
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() ->
+                (acknowledged(log) > acked || sandbox.trafficDone()) && TestDatabase.scalar(
                         "select count(*) from pg_locks where relation = 'webhook_inbox'::regclass and not granted") == 0);
     }
 
