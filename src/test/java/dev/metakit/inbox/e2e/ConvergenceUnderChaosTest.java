@@ -7,7 +7,6 @@ import dev.metakit.inbox.sandbox.DeliverySchedule;
 import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.metakit.inbox.support.TestDatabase;
@@ -23,15 +22,6 @@ import static org.awaitility.Awaitility.await;
 
 /** The real bundle against the sandbox at its worst: after a quiet period the table is MetaKit's truth. */
 class ConvergenceUnderChaosTest {
-    private SandboxedInbox run;
-
-    @AfterEach
-    void stop() {
-        if (run != null) {
-            run.close();
-        }
-    }
-
     @Test
     void underDuplicatesReorderingLossTimeoutsAndApiErrorsEveryAccountConvergesAndNoDeliveryIsLostOrInvented()
             throws Exception {
@@ -44,31 +34,33 @@ class ConvergenceUnderChaosTest {
                 .withApiSlow(0.05, Duration.ofMillis(300));
         // 100 ms per attempt; while the inbox table is locked (below) acknowledgements come later than that
         DeliverySchedule schedule = DeliverySchedule.contract().scaled(0.05).withRequestTimeout(Duration.ofMillis(100));
-        run = SandboxedInbox.start(SandboxSettings.builder().seed(20261202).accounts(4).faults(chaos)
-                .deliverySchedule(schedule).operations(300).operationsPerSecond(100), Map.of());
+        SandboxSettings.Builder settings = SandboxSettings.builder().seed(20261202).accounts(4).faults(chaos)
+                .deliverySchedule(schedule).operations(300).operationsPerSecond(100);
+        try (SandboxedInbox run = SandboxedInbox.start(settings, Map.of())) {
 
-        run.sandbox.start();
-        for (int i = 0; i < 3 && !run.sandbox.trafficDone(); i++) {
-            stallInboxCommits(run.sandbox);
+            run.sandbox.start();
+            for (int i = 0; i < 3 && !run.sandbox.trafficDone(); i++) {
+                stallInboxCommits(run.sandbox);
+            }
+            await().atMost(Duration.ofSeconds(20)).until(run.sandbox::trafficDone);
+            Convergence.Report report = run.quiesceAndAwaitConvergence(Duration.ofSeconds(30));
+
+            run.assertInboxMatchesDeliveries();
+            DeliveryLog log = run.sandbox.deliveries();
+            DeliveryLog.Stats stats = log.stats();
+            System.out.printf("CHAOS: %d positions compared; deliveries %d (%d lost, %d duplicated, %d given up),"
+                            + " attempts %d (%d failed, %d timed out), inbox rows %d, api calls %d (%d errors)%n",
+                    report.compared(), stats.deliveries(), stats.lost(), stats.duplicated(), stats.givenUp(),
+                    stats.attempts(), stats.failedAttempts(), SandboxedInbox.timedOutAttempts(log.attempts()),
+                    SandboxedInbox.inboxKeys().size(), run.sandbox.apiCalls().total(), run.sandbox.apiCalls().errors());
+            assertThat(run.sandbox.truth().operations()).isEqualTo(300);
+            assertThat(report.compared()).isGreaterThan(50);
+            assertThat(stats.lost()).isPositive();
+            assertThat(stats.duplicated()).isPositive();
+            assertThat(run.sandbox.apiCalls().errors()).isPositive();
+            assertThat(SandboxedInbox.timedOutAttempts(log.attempts())).as("client-side timeouts").isPositive();
+            assertThat(run.sandbox.truth().closedPositions()).isNotEmpty();
         }
-        await().atMost(Duration.ofSeconds(20)).until(run.sandbox::trafficDone);
-        Convergence.Report report = run.quiesceAndAwaitConvergence(Duration.ofSeconds(30));
-
-        run.assertInboxMatchesDeliveries();
-        DeliveryLog log = run.sandbox.deliveries();
-        DeliveryLog.Stats stats = log.stats();
-        System.out.printf("CHAOS: %d positions compared; deliveries %d (%d lost, %d duplicated, %d given up),"
-                        + " attempts %d (%d failed, %d timed out), inbox rows %d, api calls %d (%d errors)%n",
-                report.compared(), stats.deliveries(), stats.lost(), stats.duplicated(), stats.givenUp(),
-                stats.attempts(), stats.failedAttempts(), SandboxedInbox.timedOutAttempts(log.attempts()),
-                SandboxedInbox.inboxKeys().size(), run.sandbox.apiCalls().total(), run.sandbox.apiCalls().errors());
-        assertThat(run.sandbox.truth().operations()).isEqualTo(300);
-        assertThat(report.compared()).isGreaterThan(50);
-        assertThat(stats.lost()).isPositive();
-        assertThat(stats.duplicated()).isPositive();
-        assertThat(run.sandbox.apiCalls().errors()).isPositive();
-        assertThat(SandboxedInbox.timedOutAttempts(log.attempts())).as("client-side timeouts").isPositive();
-        assertThat(run.sandbox.truth().closedPositions()).isNotEmpty();
     }
 
     /**
