@@ -30,9 +30,7 @@ public final class Delivery {
         this.body = body;
         this.duplicated = duplicated;
         this.lost = lost;
-        StringBuilder header = new StringBuilder("t=").append(t);
-        v1s.forEach(v1 -> header.append(",v1=").append(v1));
-        this.signatureHeader = header.toString();
+        this.signatureHeader = WebhookSender.signatureHeader(t, v1s);
         this.outcome = lost ? Outcome.LOST : Outcome.PENDING;
         this.openCopies = lost ? 0 : duplicated ? 2 : 1;
     }

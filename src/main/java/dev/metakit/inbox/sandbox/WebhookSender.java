@@ -229,8 +229,15 @@ public final class WebhookSender implements AutoCloseable {
         return max <= 0 ? 0 : (long) (random.nextDouble() * max);
     }
 
+    /** {@code t=<t>,v1=<hex>[,v1=<hex>...]}: one v1 per signing secret, as MetaKit sends during a rotation. */
+    public static String signatureHeader(long t, List<String> v1s) {
+        StringBuilder header = new StringBuilder("t=").append(t);
+        v1s.forEach(v1 -> header.append(",v1=").append(v1));
+        return header.toString();
+    }
+
     /** hex(HMAC-SHA256(secret, "&lt;t&gt;." + body)) */
-    static String sign(String secret, long t, byte[] body) {
+    public static String sign(String secret, long t, byte[] body) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));

@@ -13,11 +13,12 @@ import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * Drain benchmark (issue 5, "Worker and reconcile throughput"; not a test: run by {@code bench/worker-bench.sh drain},
@@ -61,7 +62,7 @@ public final class DrainBench {
                 Integer.parseInt(o.get("api-threads")))) {
             api.requireTickets(99_300_000L);
             // the periodic reconcile fires at startup: a run "just now" keeps it (and its API calls) out of the drain
-            BenchOptions.sql(ds, "insert into reconcile_runs (trigger, accounts_total, finished_at)"
+            TestDatabase.exec(ds, "insert into reconcile_runs (trigger, accounts_total, finished_at)"
                     + " values ('periodic', 0, now())");
             Map<String, String> p = new LinkedHashMap<>();
             p.put("metakit.api.url", api.api.baseUrl().toString());
@@ -114,7 +115,7 @@ public final class DrainBench {
 
     static Result round(DataSource ds, BenchApi api, ProducerTemplate template, int round, int n, int accounts,
                         int openPer, Duration timeout) throws SQLException, InterruptedException {
-        BenchOptions.sql(ds, "truncate webhook_inbox, positions, accounts");
+        TestDatabase.exec(ds, "truncate webhook_inbox, positions, accounts");
         long i0 = System.nanoTime();
         try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 insert into webhook_inbox (delivery_key, event, account_id, body, received_at, next_attempt_at)
@@ -151,20 +152,14 @@ public final class DrainBench {
         long t0 = System.nanoTime();
         template.sendBody("seda:inbox-doorbell?size=1&waitForTaskToComplete=Never&blockWhenFull=false"
                 + "&discardWhenFull=true", "");
-        long deadline = t0 + timeout.toNanos();
-        while (BenchOptions.scalar(ds, "select count(*) from webhook_inbox where processed_at is null"
-                + " and failed_at is null") > 0) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("not drained within " + timeout);
-            }
-            Thread.sleep(10);
-        }
+        await("drained").atMost(timeout).pollInterval(Duration.ofMillis(10)).until(() -> TestDatabase.scalar(ds,
+                "select count(*) from webhook_inbox where processed_at is null and failed_at is null") == 0);
         double seconds = (System.nanoTime() - t0) / 1e9;
         long calls = api.reconcileCalls() - calls0;
         return new Result(seconds, calls, api.api.stats().count("positions", null) - pos0,
                 api.api.stats().count("deals", null) - deals0, api.api.stats().maxInFlight(),
-                BenchOptions.scalar(ds, "select count(*) from webhook_inbox where failed_at is not null"),
-                BenchOptions.scalar(ds, "select count(*) from positions where status = 'open'"), insertSeconds);
+                TestDatabase.scalar(ds, "select count(*) from webhook_inbox where failed_at is not null"),
+                TestDatabase.scalar(ds, "select count(*) from positions where status = 'open'"), insertSeconds);
     }
 
     private DrainBench() {
@@ -195,20 +190,6 @@ public final class DrainBench {
                     org.apache.logging.log4j.Level.WARN);
             org.apache.logging.log4j.core.config.Configurator.setLevel(
                     "dev.metakit.inbox.reconcile.FullReconcile", org.apache.logging.log4j.Level.INFO);
-        }
-
-        static void sql(DataSource ds, String sql) throws SQLException {
-            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                s.execute(sql);
-            }
-        }
-
-        static long scalar(DataSource ds, String sql) throws SQLException {
-            try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-                 java.sql.ResultSet rs = s.executeQuery(sql)) {
-                rs.next();
-                return rs.getLong(1);
-            }
         }
     }
 }

@@ -1,7 +1,7 @@
 package dev.metakit.inbox.bench;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
+import dev.metakit.inbox.sandbox.WebhookSender;
+
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -23,7 +23,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -202,9 +201,6 @@ public final class IngestLoad {
     // pre-signing
 
     private static Signed[] presign(Options o) throws Exception {
-        Mac mac = Mac.getInstance("HmacSHA256");
-        mac.init(new SecretKeySpec(o.secret().getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-        HexFormat hex = HexFormat.of();
         long t = Instant.now().getEpochSecond();
         String created = Instant.ofEpochSecond(t).toString();
         String host = o.url().getHost() + ":" + o.url().getPort();
@@ -224,9 +220,8 @@ public final class IngestLoad {
                     + ",\"login\":" + (5_000_000 + account) + ",\"server\":\"MetaQuotes-Demo\""
                     + ",\"position_id\":" + ticket + "}}";
             byte[] bodyBytes = body.getBytes(StandardCharsets.UTF_8);
-            mac.update((t + ".").getBytes(StandardCharsets.UTF_8));
-            String v1 = hex.formatHex(mac.doFinal(bodyBytes));
-            String sig = "t=" + t + ",v1=" + v1;
+            String v1 = WebhookSender.sign(o.secret(), t, bodyBytes);
+            String sig = WebhookSender.signatureHeader(t, List.of(v1));
             String key = t + ":" + v1;
             byte[] raw = null;
             if (!"jdk".equals(o.client())) {

@@ -54,9 +54,9 @@ public final class ReconcileBench {
         TestDatabase.truncateAll();
         try (BenchApi api = new BenchApi(accounts, Integer.parseInt(o.get("open-per-account")),
                 Duration.ofMillis(latencyMs), Integer.parseInt(o.get("api-threads")))) {
-            BenchOptions.sql(ds, "insert into reconcile_runs (trigger, accounts_total, finished_at)"
+            TestDatabase.exec(ds, "insert into reconcile_runs (trigger, accounts_total, finished_at)"
                     + " values ('periodic', 0, now())");
-            BenchOptions.sql(ds, "insert into accounts (account_id) select generate_series(1, " + accounts + ")");
+            TestDatabase.exec(ds, "insert into accounts (account_id) select generate_series(1, " + accounts + ")");
             Map<String, String> p = new LinkedHashMap<>();
             p.put("metakit.api.url", api.api.baseUrl().toString());
             p.put("metakit.api.key", BenchApi.API_KEY);
@@ -81,9 +81,9 @@ public final class ReconcileBench {
                     long positionsCalls = api.api.stats().count("positions", null) - pos0;
                     long tooMany = api.api.stats().count("positions", 429) + api.api.stats().count("deals", 429) - r429;
                     double bound = calls * latencyMs / 1000.0 / concurrency;
-                    long failed = BenchOptions.scalar(ds,
+                    long failed = TestDatabase.scalar(ds,
                             "select accounts_failed from reconcile_runs where trigger = 'bench' order by run_id desc limit 1");
-                    long done = BenchOptions.scalar(ds,
+                    long done = TestDatabase.scalar(ds,
                             "select accounts_done from reconcile_runs where trigger = 'bench' order by run_id desc limit 1");
                     int maxInFlight = api.api.stats().maxInFlight();
                     System.out.printf(Locale.ROOT, "%s round %d: %d accounts (%d done, %d failed) in %.2f s; API calls"

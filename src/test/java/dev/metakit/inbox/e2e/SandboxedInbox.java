@@ -88,8 +88,8 @@ final class SandboxedInbox implements AutoCloseable {
     /** Every row processed, every acknowledged delivery stored, no row the sandbox never sent. */
     void assertInboxMatchesDeliveries() throws Exception {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
-                .until(() -> scalar("select count(*) from webhook_inbox where processed_at is null") == 0);
-        assertThat(scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
+                .until(() -> TestDatabase.scalar("select count(*) from webhook_inbox where processed_at is null") == 0);
+        assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
         Set<String> stored = inboxKeys();
         DeliveryLog log = sandbox.deliveries();
         for (Delivery d : log.acknowledged()) {
@@ -110,13 +110,6 @@ final class SandboxedInbox implements AutoCloseable {
         return keys;
     }
 
-    static long scalar(String sql) throws SQLException {
-        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
 
     static long timedOutAttempts(List<dev.metakit.inbox.sandbox.DeliveryAttempt> attempts) {
         return attempts.stream().filter(a -> a.error() != null && a.error().contains("Timeout")).count();

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.faults;
 
+import dev.metakit.inbox.support.FaultWindow;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
@@ -10,12 +11,11 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -35,10 +35,7 @@ class ApiOutageFaultTest {
     void start() {
         TestDatabase.truncateAll();
         metakit = new FakeMetaKit();
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.10", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
         metakit.latency(5);
         // backoff compressed 5x against the defaults, so attempts are raised to keep a row from failing over an
         // outage the defaults would ride out (1 s base, 8 attempts: about two minutes)
@@ -78,16 +75,15 @@ class ApiOutageFaultTest {
         long outageStart = System.nanoTime();
         metakit.down();
         // the truth changes during the outage: only reconciles after it can show it
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.30", "0", "0", t0);
-        }
-        Pause.until(outageStart + third);
+        metakit.openOnePositionEach(ACCOUNTS, "0.30");
+        Callable<Boolean> allAcked = () -> load.count(s -> s.startNanos() >= outageStart && !s.acked()) == 0;
+        FaultWindow.holdUntil(outageStart + third, "every delivery acked while the API is down", allAcked);
         metakit.outage(500);
         metakit.up();
-        Pause.until(outageStart + 2 * third);
+        FaultWindow.holdUntil(outageStart + 2 * third, "every delivery acked while the API answers 500", allAcked);
         metakit.outage(429);
-        Pause.until(outageStart + length.toNanos());
+        FaultWindow.holdUntil(outageStart + length.toNanos(), "every delivery acked while the API answers 429",
+                allAcked);
         int healthDuring = inbox.healthStatus();
         long outageEndMicros = TestDatabase.scalar(
                 "select (extract(epoch from clock_timestamp()) * 1000000)::bigint");
@@ -103,7 +99,8 @@ class ApiOutageFaultTest {
                             + " and received_at <= to_timestamp(" + outageEndMicros + " / 1000000.0)") == 0);
             return metakit.totalCalls();
         });
-        Pause.lasting(Duration.ofSeconds(1));
+        // the load goes on for a second after the API's return (a length, like the outage's), every delivery acked
+        FaultWindow.holdFor(Duration.ofSeconds(1), "every delivery acked after the API's return", allAcked);
         List<SignedLoad.Sent> sent = load.stop();
 
         List<SignedLoad.Sent> before = sent.stream().filter(s -> s.endNanos() < outageStart).toList();

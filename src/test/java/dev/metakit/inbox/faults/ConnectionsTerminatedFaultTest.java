@@ -12,8 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -42,10 +40,7 @@ class ConnectionsTerminatedFaultTest {
     void start() throws Exception {
         postgres = new StoppablePostgres(dataDir);
         metakit = new FakeMetaKit();
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.10", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
         Map<String, String> settings = new HashMap<>(postgres.bundleSettings());
         settings.put("metakit.api.url", metakit.url());
         settings.put("metakit.api.key", FakeMetaKit.API_KEY);

@@ -12,8 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -36,10 +34,7 @@ class ConsumerKillFaultIT {
     void start() {
         TestDatabase.truncateAll();
         metakit = new FakeMetaKit();
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.10", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
         // the default lease (120 s): the restarted process (the same host, so the same instance id) takes the killed
         // boot's claims back at its first claim
         consumer = new InboxProcess(workDir, metakit.url(), Map.of(
@@ -60,16 +55,16 @@ class ConsumerKillFaultIT {
         SignedLoad load = new SignedLoad(consumer.webhookUri(), RunningInbox.SECRET, 6, 0, ACCOUNTS).start();
         long began = System.nanoTime();
         await().atMost(Duration.ofSeconds(20)).until(() -> load.count(SignedLoad.Sent::acked) >= 300);
-        Pause.lasting(Duration.ofMillis(1500));
+        // killed mid-drain: the worker has processed rows of this load and has more waiting
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                TestDatabase.scalar("select count(*) from webhook_inbox where processed_at is not null") > 0
+                        && TestDatabase.scalar("select count(*) from webhook_inbox where processed_at is null") > 0);
 
         consumer.kill();
         long killedAt = System.nanoTime();
         long ackedBeforeKill = load.count(s -> s.acked() && s.endNanos() < killedAt);
         // the truth moves while the consumer is dead: only reconciles after the restart see it
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.20", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.20");
 
         consumer.start();
         long restartedAt = System.nanoTime();

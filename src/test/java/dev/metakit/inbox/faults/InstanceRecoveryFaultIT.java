@@ -1,5 +1,6 @@
 package dev.metakit.inbox.faults;
 
+import dev.metakit.inbox.support.FaultWindow;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxAudit;
 import dev.metakit.inbox.support.InboxProcess;
@@ -19,8 +20,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -60,10 +59,7 @@ class InstanceRecoveryFaultIT {
         TestDatabase.truncateAll();
         audit = InboxAudit.install();
         metakit = new FakeMetaKit();
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.10", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
     }
 
     @AfterEach
@@ -161,7 +157,8 @@ class InstanceRecoveryFaultIT {
                         .as("rows of account %d claimed by the survivor", contested).isEqualTo(contestedRows));
         long contestedMillis = Duration.ofNanos(System.nanoTime() - pausedAt).toMillis();
 
-        Pause.until(pausedAt + PAUSE.toNanos());
+        FaultWindow.holdUntil(pausedAt + PAUSE.toNanos(), "no write without the claim while one instance is paused",
+                () -> InboxAudit.writesWithoutTheClaim().isEmpty());
         long logMark = Files.size(paused.log());
         paused.resume();
         // its old work runs to its end (the answers were waiting), then whatever it would write for those rows

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.faults;
 
+import dev.metakit.inbox.support.FaultWindow;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
@@ -9,8 +10,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -29,10 +28,7 @@ class SlowApiFaultTest {
     void start() {
         TestDatabase.truncateAll();
         metakit = new FakeMetaKit();
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.10", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
         inbox = RunningInbox.start(Map.of(
                 "metakit.api.url", metakit.url(),
                 "metakit.api.key", FakeMetaKit.API_KEY,
@@ -59,7 +55,8 @@ class SlowApiFaultTest {
             boolean slow = round % 2 == 1;
             metakit.latency(slow ? 4000 : 0);
             long from = System.nanoTime();
-            Pause.lasting(ROUND);
+            FaultWindow.holdFor(ROUND, "every delivery of the round answered 200",
+                    () -> load.count(s -> s.startNanos() >= from && s.status() != 200) == 0);
             (slow ? slowWindows : fastWindows).add(new long[]{from, System.nanoTime()});
         }
         int maxInFlight = metakit.maxInFlight();

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.feed;
 
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import org.apache.logging.log4j.LogManager;
@@ -11,8 +12,8 @@ import org.apache.logging.log4j.core.config.Property;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -21,6 +22,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
+import static dev.metakit.inbox.support.TestEvents.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -36,14 +38,14 @@ class ChangeFeedRouteTest {
             outletLines.add(event.getMessage().getFormattedMessage());
         }
     };
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
         capture.start();
         ((Logger) LogManager.getLogger(OUTLET_LOGGER)).addAppender(capture);
     }
@@ -51,16 +53,12 @@ class ChangeFeedRouteTest {
     @AfterEach
     void stop() {
         ((Logger) LogManager.getLogger(OUTLET_LOGGER)).removeAppender(capture);
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
     }
 
     @Test
     void theDefaultOutletLogsOneLinePerChangeInOrderWithItsIdAndMarksItPublished() throws Exception {
         metakit.open(3, 10, "0.10", "0", "1.09000", t0);
-        inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of());
+        inbox = fixture.start(Map.of());
         inbox.postSigned(event("position.opened", 3, 10), "position.opened");
         awaitPublished(1);
 
@@ -81,11 +79,5 @@ class ChangeFeedRouteTest {
     private static void awaitPublished(long n) {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() ->
                 TestDatabase.scalar("select count(*) from position_changes where published_at is not null") == n);
-    }
-
-    private static byte[] event(String name, long account, long ticket) {
-        return ("{\"event\":\"" + name + "\",\"account_id\":" + account + ",\"created_at\":\"" + Instant.now()
-                + "\",\"data\":{\"ticket\":" + ticket + ",\"symbol\":\"EURUSD\",\"type\":\"buy\",\"volume\":0.10}}")
-                .getBytes(StandardCharsets.UTF_8);
     }
 }

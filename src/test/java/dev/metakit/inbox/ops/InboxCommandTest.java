@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 
-import static dev.metakit.inbox.ops.InboxMaintenanceTest.row;
+import static dev.metakit.inbox.support.InboxRows.row;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 

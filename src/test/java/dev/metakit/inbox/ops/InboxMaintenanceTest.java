@@ -4,11 +4,10 @@ import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 
+import static dev.metakit.inbox.support.InboxRows.row;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -19,23 +18,6 @@ class InboxMaintenanceTest {
     @BeforeEach
     void clean() {
         TestDatabase.truncateAll();
-    }
-
-    static void exec(String sql) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.executeUpdate(sql);
-        }
-    }
-
-    /** A row of account {@code account}, received {@code hoursAgo} hours ago, in state processed/failed/pending/claimed. */
-    static void row(String key, long account, int hoursAgo, String state) throws Exception {
-        String processed = state.equals("processed") ? "now()" : "null";
-        String failed = state.equals("failed") ? "now()" : "null";
-        String claimed = state.equals("claimed") ? "now() + interval '2 minutes'" : "null";
-        exec("insert into webhook_inbox (delivery_key, event, account_id, body, received_at, processed_at, failed_at,"
-                + " attempts, last_error, claimed_until, next_attempt_at) values ('" + key + "', 'position.opened', "
-                + account + ", '{}', now() - interval '" + hoursAgo + " hours', " + processed + ", " + failed
-                + ", 3, 'boom', " + claimed + ", now() + interval '1 hour')");
     }
 
     @Test

@@ -1,55 +1,36 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Map;
-import java.util.OptionalDouble;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
+import static dev.metakit.inbox.support.Metrics.sample;
+import static dev.metakit.inbox.support.TestEvents.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** The real bundle, some traffic of every kind, and then every metric the operations guide names on /observe/metrics. */
 class ObservabilityTest {
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-
-    @BeforeEach
-    void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-    }
-
-    @AfterEach
-    void stop() {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-    }
-
-    static byte[] event(String name, long account, long ticket) {
-        return ("{\"event\":\"" + name + "\",\"account_id\":" + account + ",\"created_at\":\"" + Instant.now()
-                + "\",\"data\":{\"ticket\":" + ticket + "}}").getBytes(StandardCharsets.UTF_8);
-    }
 
     @Test
     void afterTrafficOfEveryKindEveryMetricIsScrapedWithAPlausibleValue() throws Exception {
         metakit.open(2, 20, "0.10", "0", "0", t0);
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
                 + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
-        inbox = RunningInbox.start(Map.of(
+        inbox = fixture.startWith(Map.of(
                 "metakit.api.url", metakit.url(),
                 "metakit.api.key", FakeMetaKit.API_KEY,
                 "metakit.accounts", "2",
@@ -111,7 +92,7 @@ class ObservabilityTest {
     @Test
     void theBacklogGaugeShowsRowsWaitingAndTheAgeOfTheOldest() throws Exception {
         // no MetaKit: the trade event cannot be reconciled and stays in the backlog
-        inbox = RunningInbox.start(Map.of("metakit.metrics.refresh", "1s",
+        inbox = fixture.startWith(Map.of("metakit.metrics.refresh", "1s",
                 "metakit.worker.backoff-base-millis", "60000", "metakit.worker.backoff-max-millis", "60000"));
         inbox.postSigned(event("position.opened", 3, 30), "position.opened");
         TestDatabase.scalar("select 1");
@@ -123,46 +104,5 @@ class ObservabilityTest {
             sample(m, "metakit_inbox_backlog").isEqualTo(1.0);
             sample(m, "metakit_inbox_oldest_age_seconds").isBetween(89.0, 200.0);
         });
-    }
-
-    static org.assertj.core.api.AbstractDoubleAssert<?> sample(String metrics, String sample) {
-        return assertThat(value(metrics, sample)).as(sample);
-    }
-
-    /** The value of the sample whose name and labels (in Prometheus' sorted order) are given. */
-    static double value(String metrics, String sample) {
-        OptionalDouble v = find(metrics, sample);
-        assertThat(v).as("sample %s in%n%s", sample, grepMetakit(metrics)).isPresent();
-        return v.getAsDouble();
-    }
-
-    static OptionalDouble find(String metrics, String sample) {
-        String name = sample.contains("{") ? sample.substring(0, sample.indexOf('{')) : sample;
-        String labels = sample.contains("{") ? sample.substring(sample.indexOf('{') + 1, sample.length() - 1) : "";
-        Pattern line = Pattern.compile("^" + Pattern.quote(name) + "(\\{([^}]*)\\})? (\\S+)$", Pattern.MULTILINE);
-        Matcher m = line.matcher(metrics);
-        while (m.find()) {
-            String have = m.group(2) == null ? "" : m.group(2);
-            if (containsAll(have, labels)) {
-                return OptionalDouble.of(Double.parseDouble(m.group(3)));
-            }
-        }
-        return OptionalDouble.empty();
-    }
-
-    private static boolean containsAll(String have, String want) {
-        if (want.isEmpty()) {
-            return true;
-        }
-        for (String label : want.split(",")) {
-            if (!("," + have + ",").contains("," + label + ",")) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    static String grepMetakit(String metrics) {
-        return metrics.lines().filter(l -> l.startsWith("metakit_")).reduce("", (a, b) -> a + b + "\n");
     }
 }

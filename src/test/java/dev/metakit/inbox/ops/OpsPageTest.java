@@ -2,12 +2,13 @@ package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
+import dev.metakit.inbox.support.TestEvents;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
@@ -37,29 +38,17 @@ import static org.awaitility.Awaitility.await;
 /** The ops page: off by default, token-protected, and working in a real headless Chromium. */
 class OpsPageTest {
     static final String TOKEN = "ops-token-0123456789abcdef";
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final HttpClient http = HttpClient.newHttpClient();
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
-    @BeforeEach
-    void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-    }
-
-    @AfterEach
-    void stop() {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-    }
-
     private void startInbox(Map<String, String> extra) {
         Map<String, String> p = new HashMap<>(extra);
         p.putIfAbsent("metakit.worker.max-attempts", "1");
-        inbox = RunningInbox.againstFakeMetaKit(metakit, p);
+        inbox = fixture.start(p);
     }
 
     private HttpResponse<String> get(String path, String token) throws Exception {
@@ -105,7 +94,7 @@ class OpsPageTest {
     void theFeedsLagAndLastChangeShowAndItsReplayMarksChangesForPublishingAgain() throws Exception {
         startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN));
         metakit.open(2, 20, "0.10", "0", "0", t0);
-        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(20)).until(() -> scalar(
                 "select count(*) from position_changes where published_at is not null") == 1);
 
@@ -135,11 +124,11 @@ class OpsPageTest {
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"succeeded\","
                 + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
         startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN, "metakit.status.interval", "1s"));
-        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
                 "select count(*) from webhook_inbox where processed_at is not null") == 1);
         // account 5 is unknown to MetaKit yet (404) and max attempts is 1: one failed row to requeue
-        inbox.postSigned(ObservabilityTest.event("position.opened", 5, 50), "position.opened");
+        inbox.postSigned(TestEvents.event("position.opened", 5, 50), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
                 "select count(*) from webhook_inbox where failed_at is not null") == 1);
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_endpoints") == 1);

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.support.Metrics;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.Test;
@@ -45,9 +46,9 @@ class RenamedIngestRouteTest {
 
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
                 String m = inbox.metrics();
-                ObservabilityTest.sample(m, "metakit_webhook_stored_total").isEqualTo(1.0);
-                ObservabilityTest.sample(m, "metakit_webhook_ack_seconds_count{status=\"200\"}").isEqualTo(1.0);
-                ObservabilityTest.sample(m, "metakit_webhook_rejected_total{reason=\"timestamp_outside_tolerance\"}")
+                Metrics.sample(m, "metakit_webhook_stored_total").isEqualTo(1.0);
+                Metrics.sample(m, "metakit_webhook_ack_seconds_count{status=\"200\"}").isEqualTo(1.0);
+                Metrics.sample(m, "metakit_webhook_rejected_total{reason=\"timestamp_outside_tolerance\"}")
                         .isEqualTo(1.0);
             });
         }

@@ -2,18 +2,19 @@ package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import dev.metakit.inbox.support.TestEvents;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
-import static dev.metakit.inbox.ops.InboxMaintenanceTest.row;
+import static dev.metakit.inbox.support.InboxRows.row;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -21,28 +22,16 @@ import static org.awaitility.Awaitility.await;
 
 /** Replay and retention in the real bundle: the worker re-runs replayed rows, the scheduled route prunes. */
 class ReplayAndRetentionTest {
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
-
-    @BeforeEach
-    void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-    }
-
-    @AfterEach
-    void stop() {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-    }
 
     @Test
     void aReplayedAccountIsReconciledAgainByTheWorker() throws Exception {
         metakit.open(2, 20, "0.10", "0", "0", Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60));
-        inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of());
-        inbox.postSigned(ObservabilityTest.event("position.opened", 2, 20), "position.opened");
+        inbox = fixture.start(Map.of());
+        inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() ->
                 scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
         await().atMost(Duration.ofSeconds(15)).until(() -> metakit.calls("positions") >= 1);
@@ -62,7 +51,7 @@ class ReplayAndRetentionTest {
         }
         row("old-failed", 2, 60, "failed");
         row("recent", 2, 1, "processed");
-        inbox = RunningInbox.start(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1s",
+        inbox = fixture.startWith(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1s",
                 "metakit.retention.first-delay", "1s", "metakit.retention.batch-size", "2",
                 "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ops-beans", "retention")));
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_inbox") == 2);

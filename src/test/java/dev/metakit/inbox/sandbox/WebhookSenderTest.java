@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,6 +45,17 @@ class WebhookSenderTest {
 
     private static SandboxEvent opened(long ticket) {
         return SandboxCli.singleEvent(SandboxEvent.POSITION_OPENED, 2, ticket, Instant.now());
+    }
+
+    @Test
+    void signsLikeAVectorComputedOutsideTheJvm() {
+        // the one signer the tests use: anchored to the same openssl/python vector as SignatureVerifierTest
+        byte[] body = "{\"event\":\"webhook.test\",\"account_id\":2}".getBytes(StandardCharsets.US_ASCII);
+        String expected = "ee329c2a5af05db39af3a0384d6fe379622087a522dda91d3ed5c57e8e31d087";
+
+        assertThat(WebhookSender.sign("mk_known_vector_secret", 1764670530L, body)).isEqualTo(expected);
+        assertThat(WebhookSender.signatureHeader(1764670530L, List.of(expected, "ab")))
+                .isEqualTo("t=1764670530,v1=" + expected + ",v1=ab");
     }
 
     @Test

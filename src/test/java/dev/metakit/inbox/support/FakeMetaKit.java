@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,7 @@ public final class FakeMetaKit implements AutoCloseable {
     private volatile String webhooks = "[]";
     private final List<int[]> failures = new ArrayList<>();
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    private final Map<Integer, AtomicInteger> accountAnswers = new ConcurrentHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
     private volatile long latencyMillis;
@@ -151,6 +153,17 @@ public final class FakeMetaKit implements AutoCloseable {
                 + "\"time\":\"%s\"}").formatted(dealTicket, positionId, dealTicket, entry, volume, price, profit, time));
     }
 
+    /**
+     * Accounts 1 to {@code accounts} each list one open position, ticket {@code account * 100}, of {@code volume},
+     * opened a minute ago: the truth the fault tests' accounts converge to.
+     */
+    public void openOnePositionEach(int accounts, String volume) {
+        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+        for (long account = 1; account <= accounts; account++) {
+            open(account, account * 100, volume, "0", "0", t0);
+        }
+    }
+
     public synchronized void close(long account, long ticket) {
         positions.get(account).removeIf(p -> p.contains("\"ticket\":" + ticket + ","));
     }
@@ -170,6 +183,12 @@ public final class FakeMetaKit implements AutoCloseable {
 
     public int calls(String kind) {
         AtomicInteger n = calls.get(kind);
+        return n == null ? 0 : n.get();
+    }
+
+    /** How many account calls (positions, deals) were answered {@code status}. */
+    public int accountCallsAnswered(int status) {
+        AtomicInteger n = accountAnswers.get(status);
         return n == null ? 0 : n.get();
     }
 
@@ -207,7 +226,7 @@ public final class FakeMetaKit implements AutoCloseable {
                 waitWhileHeld(client, Long.parseLong(m.group(1)));
             }
             if (!("Bearer " + API_KEY).equals(ex.getRequestHeaders().getFirst("Authorization"))) {
-                send(ex, 401, "{\"error\":\"invalid api key\"}");
+                answer(ex, m.matches(), 401, "{\"error\":\"invalid api key\"}");
                 return;
             }
             int outage = outageStatus;
@@ -215,7 +234,7 @@ public final class FakeMetaKit implements AutoCloseable {
                 if (outage == 429) {
                     ex.getResponseHeaders().add("Retry-After", "1");
                 }
-                send(ex, outage, "{\"error\":\"outage\"}");
+                answer(ex, m.matches(), outage, "{\"error\":\"outage\"}");
                 return;
             }
             int[] failure = nextFailure();
@@ -223,31 +242,38 @@ public final class FakeMetaKit implements AutoCloseable {
                 if (failure[1] == 429) {
                     ex.getResponseHeaders().add("Retry-After", String.valueOf(failure[2]));
                 }
-                send(ex, failure[1], "{\"error\":\"forced failure\"}");
+                answer(ex, m.matches(), failure[1], "{\"error\":\"forced failure\"}");
                 return;
             }
             if (kind.equals("webhooks")) {
-                send(ex, 200, webhooks);
+                answer(ex, m.matches(), 200, webhooks);
                 return;
             }
             if (!m.matches()) {
-                send(ex, 404, "{\"error\":\"not found\"}");
+                answer(ex, m.matches(), 404, "{\"error\":\"not found\"}");
                 return;
             }
             long account = Long.parseLong(m.group(1));
             List<String> source = (kind.equals("positions") ? positions : deals).get(account);
             if (source == null) {
-                send(ex, 404, "{\"error\":\"unknown account\"}");
+                answer(ex, m.matches(), 404, "{\"error\":\"unknown account\"}");
                 return;
             }
             synchronized (this) {
-                send(ex, 200, "[" + String.join(",", source) + "]");
+                answer(ex, m.matches(), 200, "[" + String.join(",", source) + "]");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
             inFlight.decrementAndGet();
         }
+    }
+
+    private void answer(HttpExchange ex, boolean accountCall, int status, String body) throws IOException {
+        if (accountCall) {
+            accountAnswers.computeIfAbsent(status, k -> new AtomicInteger()).incrementAndGet();
+        }
+        send(ex, status, body);
     }
 
     private static void send(HttpExchange ex, int status, String body) throws IOException {

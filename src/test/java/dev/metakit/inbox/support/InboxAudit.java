@@ -16,7 +16,7 @@ public final class InboxAudit implements AutoCloseable {
     public static InboxAudit install() {
         InboxAudit audit = new InboxAudit();
         audit.close();
-        exec("""
+        TestDatabase.exec("""
                 create table test_inbox_audit (
                     seq           bigserial   primary key,
                     delivery_key  text        not null,
@@ -34,12 +34,12 @@ public final class InboxAudit implements AutoCloseable {
                     prev_until    timestamptz,
                     -- a claim while an unexpired lease of another claim held the row: the row worked twice at once
                     lease_live    boolean     not null default false)""");
-        exec("""
+        TestDatabase.exec("""
                 create table test_run_audit (
                     run_id   bigint primary key,
                     instance text   not null)""");
         // a claim's identity: the boot token where the schema has one (claim_token), else the claiming instance's id
-        exec("""
+        TestDatabase.exec("""
                 create function test_inbox_audit() returns trigger language plpgsql as $$
                 declare
                     new_claim text := coalesce(to_jsonb(new)->>'claim_token', new.claimed_by);
@@ -83,16 +83,16 @@ public final class InboxAudit implements AutoCloseable {
                     end if;
                     return new;
                 end $$""");
-        exec("""
+        TestDatabase.exec("""
                 create trigger test_inbox_audit after update on webhook_inbox
                    for each row execute function test_inbox_audit()""");
-        exec("""
+        TestDatabase.exec("""
                 create function test_run_audit() returns trigger language plpgsql as $$
                 begin
                     insert into test_run_audit values (new.run_id, current_setting('application_name'));
                     return new;
                 end $$""");
-        exec("""
+        TestDatabase.exec("""
                 create trigger test_run_audit after insert on reconcile_runs
                    for each row execute function test_run_audit()""");
         return audit;
@@ -166,18 +166,11 @@ public final class InboxAudit implements AutoCloseable {
 
     @Override
     public void close() {
-        exec("drop trigger if exists test_inbox_audit on webhook_inbox");
-        exec("drop trigger if exists test_run_audit on reconcile_runs");
-        exec("drop function if exists test_inbox_audit()");
-        exec("drop function if exists test_run_audit()");
-        exec("drop table if exists test_inbox_audit, test_run_audit");
+        TestDatabase.exec("drop trigger if exists test_inbox_audit on webhook_inbox");
+        TestDatabase.exec("drop trigger if exists test_run_audit on reconcile_runs");
+        TestDatabase.exec("drop function if exists test_inbox_audit()");
+        TestDatabase.exec("drop function if exists test_run_audit()");
+        TestDatabase.exec("drop table if exists test_inbox_audit, test_run_audit");
     }
 
-    private static void exec(String sql) {
-        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        } catch (SQLException e) {
-            throw new IllegalStateException("audit statement failed: " + sql, e);
-        }
-    }
 }

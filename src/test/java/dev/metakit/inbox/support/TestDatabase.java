@@ -102,12 +102,44 @@ public final class TestDatabase {
 
     /** The first column of the first row of a query, as a long. */
     public static long scalar(String sql) {
-        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement();
+        return scalar(dataSource(), sql);
+    }
+
+    /** The first column of the first row of a query, as a long, on any database. */
+    public static long scalar(DataSource on, String sql) {
+        return firstColumn(on, sql, rs -> rs.getLong(1));
+    }
+
+    /** The first column of the first row of a query, as a string (null for SQL NULL). */
+    public static String text(String sql) {
+        return firstColumn(dataSource(), sql, rs -> rs.getString(1));
+    }
+
+    private interface Column<T> {
+        T read(java.sql.ResultSet rs) throws SQLException;
+    }
+
+    private static <T> T firstColumn(DataSource on, String sql, Column<T> column) {
+        try (Connection c = on.getConnection(); Statement s = c.createStatement();
              java.sql.ResultSet rs = s.executeQuery(sql)) {
             rs.next();
-            return rs.getLong(1);
+            return column.read(rs);
         } catch (SQLException e) {
             throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
+    /** Runs one statement on the test database. */
+    public static void exec(String sql) {
+        exec(dataSource(), sql);
+    }
+
+    /** Runs one statement on any database. */
+    public static void exec(DataSource on, String sql) {
+        try (Connection c = on.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("statement failed: " + sql, e);
         }
     }
 

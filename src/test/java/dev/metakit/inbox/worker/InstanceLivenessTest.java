@@ -13,8 +13,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.Consumer;
 
-import static dev.metakit.inbox.worker.WorkerReconcileTest.exec;
-import static dev.metakit.inbox.worker.WorkerReconcileTest.scalar;
+import static dev.metakit.inbox.support.TestDatabase.exec;
+import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

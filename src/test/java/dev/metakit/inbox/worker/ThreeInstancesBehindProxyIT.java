@@ -20,7 +20,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -63,10 +62,7 @@ class ThreeInstancesBehindProxyIT {
         TestDatabase.truncateAll();
         audit = InboxAudit.install();
         metakit = new FakeMetaKit();
-        Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
-        for (long account = 1; account <= ACCOUNTS; account++) {
-            metakit.open(account, account * 100, "0.10", "0", "0", t0);
-        }
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
         // slow enough that an instance always has claimed rows in flight when it is killed
         metakit.latency(100);
         for (int i = 1; i <= 3; i++) {

@@ -1,11 +1,11 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -23,37 +23,23 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import static dev.metakit.inbox.support.TestDatabase.exec;
+import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static dev.metakit.inbox.support.TestDatabase.text;
+import static dev.metakit.inbox.support.TestEvents.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** The worker and the reconcile routes, in the real bundle, against a MetaKit test double over real HTTP. */
 class WorkerReconcileTest {
-    private FakeMetaKit metakit;
+    @RegisterExtension
+    final InboxFixture fixture = new InboxFixture();
+    private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
-    @BeforeEach
-    void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-    }
-
-    @AfterEach
-    void stop() {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-    }
-
     private void startInbox(Map<String, String> extra) {
-        inbox = RunningInbox.againstFakeMetaKit(metakit, extra);
-    }
-
-    static byte[] event(String name, long account, long ticket) {
-        return ("{\"event\":\"" + name + "\",\"account_id\":" + account + ",\"created_at\":\"" + Instant.now()
-                + "\",\"data\":{\"ticket\":" + ticket + ",\"symbol\":\"EURUSD\",\"type\":\"buy\",\"volume\":0.10}}")
-                .getBytes(StandardCharsets.UTF_8);
+        inbox = fixture.start(extra);
     }
 
     @Test
@@ -226,24 +212,6 @@ class WorkerReconcileTest {
                 rows.add(row);
             }
             return rows;
-        }
-    }
-
-    static long scalar(String sql) {
-        return TestDatabase.scalar(sql);
-    }
-
-    static String text(String sql) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getString(1);
-        }
-    }
-
-    static void exec(String sql) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
         }
     }
 }
