@@ -92,12 +92,12 @@ public class WebhookVerification implements Processor {
         return v;
     }
 
-    /** The secret in force, for the dev run's banner; never logged. */
     /** True when no secret was configured and the dev run generated one (a throwaway, fit to be printed). */
     public boolean secretGenerated() {
         return secretGenerated;
     }
 
+    /** The secret in force, for the dev run's banner; never logged. */
     public String currentSecret() {
         return secret;
     }

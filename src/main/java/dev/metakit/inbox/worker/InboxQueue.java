@@ -48,15 +48,22 @@ public class InboxQueue {
      * of accounts past the cap are not claimed (their locks end with the statement): the next claim starts with them.
      * The seed skips accounts backing off ({@link #backOff}) and the accounts the claiming instance is still working.
      */
+    /**
+     * A row of {@code webhook_inbox w} a claim may take: due, and not leased, or leased by a boot that no longer beats
+     * (needs the CTE {@code live} of {@link InstanceLiveness#LIVE_TOKENS}).
+     */
+    private static final String CLAIMABLE = """
+            w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
+            and (w.claimed_until is null or w.claimed_until < now()
+                 or (w.claim_token is not null
+                     and not exists (select 1 from live where live.boot_token = w.claim_token)))""";
+
     private static final String CLAIM = """
             with live as (""" + InstanceLiveness.LIVE_TOKENS + """
             ),
             seed as (
                 select w.delivery_key, w.account_id, w.next_attempt_at from webhook_inbox w
-                 where w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
-                   and (w.claimed_until is null or w.claimed_until < now()
-                        or (w.claim_token is not null
-                            and not exists (select 1 from live where live.boot_token = w.claim_token)))
+                 where """ + CLAIMABLE + """
                    -- an account backing off: its rows, those that arrived since its failure too, wait for it
                    and not exists (select 1 from inbox_account_backoff b
                                      where b.account_id = w.account_id and b.retry_at > now())
@@ -76,11 +83,7 @@ public class InboxQueue {
                 select k.delivery_key from seed_accounts a
                  cross join lateral (
                      select w.delivery_key from webhook_inbox w
-                      where w.account_id = a.account_id
-                        and w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
-                        and (w.claimed_until is null or w.claimed_until < now()
-                             or (w.claim_token is not null
-                                 and not exists (select 1 from live where live.boot_token = w.claim_token)))
+                      where w.account_id = a.account_id and """ + CLAIMABLE + """
                       order by w.next_attempt_at
                       limit ?
                       for update skip locked) k
@@ -163,7 +166,7 @@ public class InboxQueue {
         return claim(owner, limit, maxRows, lease, Set.of());
     }
 
-    /** As {@link #claim(String, int, int, Duration)}, leaving out the rows of {@code busyAccounts}. */
+    /** As {@link #claim(Claimant, int, int, Duration)}, leaving out the rows of {@code busyAccounts}. */
     public List<InboxRow> claim(Claimant owner, int limit, int maxRows, Duration lease, Set<Long> busyAccounts)
             throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
@@ -310,7 +313,7 @@ public class InboxQueue {
             ps.setArray(10, claimedKeys);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                java.sql.Timestamp retryAt = rs.getTimestamp(1);
+                Timestamp retryAt = rs.getTimestamp(1);
                 return new Backoff(retryAt == null ? null : retryAt.toInstant(), rs.getInt(2), rs.getInt(3));
             }
         }
@@ -371,10 +374,10 @@ public class InboxQueue {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REPLAY)) {
             Jdbc.setLong(ps, 1, account);
             Jdbc.setLong(ps, 2, account);
-            setInstant(ps, 3, from);
-            setInstant(ps, 4, from);
-            setInstant(ps, 5, to);
-            setInstant(ps, 6, to);
+            Jdbc.setInstant(ps, 3, from);
+            Jdbc.setInstant(ps, 4, from);
+            Jdbc.setInstant(ps, 5, to);
+            Jdbc.setInstant(ps, 6, to);
             return ps.executeUpdate();
         }
     }
@@ -451,14 +454,6 @@ public class InboxQueue {
         }
     }
 
-
-    private static void setInstant(PreparedStatement ps, int i, Instant v) throws SQLException {
-        if (v == null) {
-            ps.setNull(i, Types.TIMESTAMP_WITH_TIMEZONE);
-        } else {
-            ps.setTimestamp(i, Timestamp.from(v));
-        }
-    }
 
     static String interval(Duration d) {
         return d.toMillis() + " milliseconds";

@@ -138,6 +138,12 @@ public class InboxWorker {
             return;
         }
         upkeep.shutdownNow();
+        try {
+            // a heartbeat still running would put this boot back after it left: its claims would wait for dead-after
+            upkeep.awaitTermination(2 * heartbeatMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         recordUnrecorded();
         if (!unrecorded.isEmpty()) {
             LOG.warn("Worker stops with {} outcomes it could not record: their rows are claimed again", unrecorded.size());
