@@ -135,16 +135,19 @@ public final class ChangeStore {
     static int replaySince(Connection c, Instant since) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("update position_changes set published_at = null"
                 + " where reconciled_at >= ? and published_at is not null")) {
-            s.setTimestamp(1, Timestamp.from(since));
+            Jdbc.setInstant(s, 1, since);
             return s.executeUpdate();
         }
     }
 
-    /** Deletes changes published before {@code cutoff}, in batches; unpublished ones are kept. Returns how many. */
+    /**
+     * Deletes changes published before {@code cutoff}, in batches; unpublished ones are kept. The rows are locked
+     * before the delete, so a replay that marks one unpublished meanwhile keeps it (the delete re-checks it).
+     */
     static long prunePublished(Connection c, Instant cutoff, int batchSize) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
-                + " select change_id from position_changes where published_at < ? limit ?)")) {
-            s.setTimestamp(1, Timestamp.from(cutoff));
+                + " select change_id from position_changes where published_at < ? limit ? for update skip locked)")) {
+            Jdbc.setInstant(s, 1, cutoff);
             s.setInt(2, batchSize);
             return Jdbc.deleteInBatches(s, batchSize);
         }

@@ -23,7 +23,7 @@ public class FeedOps implements CamelContextAware {
 
     private CamelContext camelContext;
     private String dataSourceBean = "inboxDataSource";
-    private DataSource dataSource;
+    private volatile DataSource dataSource;
     private Duration retention = Duration.ofDays(7);
     private String retentionText = "P7D";
     private int batchSize = 5000;

@@ -110,8 +110,13 @@ final class ConnectionGuard {
         final ChannelDuplexHandler decoded = new ChannelDuplexHandler() {
             @Override
             public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
-                if (msg instanceof LastHttpContent && state == State.READING) {
-                    readWhole();
+                if (msg instanceof LastHttpContent) {
+                    if (state == State.READING) {
+                        readWhole();
+                    } else if (state == State.ANSWERING) {
+                        // a pipelined request that arrived whole while the one before was answered: no clock for it
+                        bytesWhileAnswering = false;
+                    }
                 }
                 ctx.fireChannelRead(msg);
             }

@@ -139,13 +139,14 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
     }
 
     /**
-     * Closes the Vert.x instance when Camel's server would: when it was found in the registry (Camel's own version runs
-     * this on the executor its {@code startServer} creates, which this server does not need).
+     * Closes the Vert.x instance when Camel's server would: when it created it itself, none being in the registry (a
+     * Vert.x the registry holds belongs to whoever bound it). Camel's own version runs this on the executor its
+     * {@code startServer} creates, which this server does not need.
      */
     @Override
     protected void stopVertx() {
         var vertx = getVertx();
-        if (vertx != null && vertx == lookupVertx()) {
+        if (vertx != null && vertx != lookupVertx()) {
             try {
                 vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
             } catch (Exception e) {
