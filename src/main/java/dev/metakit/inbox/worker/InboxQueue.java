@@ -52,7 +52,7 @@ public class InboxQueue {
      * A row of {@code webhook_inbox w} a claim may take: due, and not leased, or leased by a boot that no longer beats
      * (needs the CTE {@code live} of {@link InstanceLiveness#LIVE_TOKENS}).
      */
-    private static final String CLAIMABLE = """
+    private static final String CLAIMABLE = " " + """
             w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
             and (w.claimed_until is null or w.claimed_until < now()
                  or (w.claim_token is not null

@@ -102,6 +102,8 @@ class DatabaseOutageFaultTest {
         await().atMost(Duration.ofSeconds(15)).until(() -> load.count(s -> s.acked() && s.startNanos() > upAt) >= 200);
         long firstAckAfterUp = load.results().stream().filter(s -> s.acked() && s.startNanos() > upAt)
                 .mapToLong(SignedLoad.Sent::endNanos).min().orElseThrow();
+        // readiness comes back with the database, no restart
+        await().atMost(Duration.ofSeconds(10)).until(() -> inbox.healthStatus() == 200);
         List<SignedLoad.Sent> sent = load.stop();
         Set<String> acked = SignedLoad.ackedKeys(sent);
         Duration drained = untilProcessed(acked, System.nanoTime(), Duration.ofSeconds(30));
