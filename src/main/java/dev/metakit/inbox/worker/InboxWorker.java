@@ -249,7 +249,7 @@ public class InboxWorker {
             try {
                 event = json.webhookEvent(row.body());
             } catch (MalformedPayloadException e) {
-                deadLetter(row, e.getMessage());
+                deadLetter(row, PoisonReason.of(e), e.getMessage());
                 continue;
             }
             String name = row.event() != null ? row.event() : event.event();
@@ -260,7 +260,7 @@ public class InboxWorker {
             if (!trade.isTrade(name)) {
                 settled.add(row.key());
             } else if (account == null) {
-                deadLetter(row, PoisonReason.NO_ACCOUNT_MESSAGE);
+                deadLetter(row, PoisonReason.NO_ACCOUNT, PoisonReason.NO_ACCOUNT_MESSAGE);
             } else {
                 tradeRows.computeIfAbsent(account, a -> new ArrayList<>()).add(row);
                 tradeEventsByAccount.computeIfAbsent(account, a -> new ArrayList<>()).add(event);
@@ -386,8 +386,7 @@ public class InboxWorker {
     }
 
     /** A row no retry can fix (its body): failed at once, with the reason. */
-    private void deadLetter(InboxRow row, String reason) {
-        PoisonReason kind = PoisonReason.of(reason);
+    private void deadLetter(InboxRow row, PoisonReason kind, String reason) {
         String error = "unusable body, not retried (" + kind.label() + "): " + reason;
         String about = row.accountId() == null ? "no account" : "account " + row.accountId();
         settle(new Outcome(null, "row " + row.key(), List.of(() -> {
