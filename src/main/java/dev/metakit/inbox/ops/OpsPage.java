@@ -3,6 +3,7 @@ package dev.metakit.inbox.ops;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.feed.FeedMaintenance;
+import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
@@ -108,8 +109,9 @@ public class OpsPage implements CamelContextAware {
             headers.put(ReconcileRoutes.ACCOUNT_HEADER, account);
             headers.put(ReconcileRoutes.TRIGGER_HEADER, "manual");
             Object result = producer.requestBodyAndHeaders(ReconcileRoutes.RECONCILE_ACCOUNT, "", headers);
-            LOG.info("Ops page: reconcile of account {} asked for: {}", account, result);
-            return Map.of("account", account, "result", String.valueOf(result));
+            String words = result instanceof ReconcileResult r ? r.inWords() : String.valueOf(result);
+            LOG.info("Ops page: reconcile of account {} asked for: {}", account, words);
+            return Map.of("account", account, "result", words);
         }), false);
         LOG.info("Ops page on the management port at {} (token required)", path);
     }
