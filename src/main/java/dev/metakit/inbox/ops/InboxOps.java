@@ -8,7 +8,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 
 /**
- * The bean {@code inboxMaintenance}: replay and requeue for routes, JMX or the ops page, e.g.
+ * The bean {@code inboxMaintenance}: replay and requeue for a route's {@code bean:} step, e.g.
  * {@code bean:inboxMaintenance?method=replayAccount(2)}. The inbox DataSource is looked up by name when first
  * needed, so the route files may load in any order.
  */
