@@ -131,14 +131,16 @@ public class OpsPage implements CamelContextAware {
         try {
             reply(ctx, 200, call.run());
         } catch (NumberFormatException e) {
-            reply(ctx, 400, Map.of("error", "account must be a number"));
+            reply(ctx, 400, Map.of("error", "account and fromSeq must be whole numbers"));
         } catch (Exception e) {
             Throwable root = e;
             while (root.getCause() != null && root.getCause() != root) {
                 root = root.getCause();
             }
-            LOG.warn("Ops page call {} failed: {}", ctx.request().path(), root.getMessage());
-            reply(ctx, 502, Map.of("error", String.valueOf(root.getMessage())));
+            // a message for the person at the page; an exception without one is named by its kind, never "null"
+            String error = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+            LOG.warn("Ops page call {} failed: {}", ctx.request().path(), error);
+            reply(ctx, 502, Map.of("error", error));
         }
     }
 
