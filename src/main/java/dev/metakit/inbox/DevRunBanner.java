@@ -26,8 +26,8 @@ final class DevRunBanner extends MainListenerSupport {
         }
         String url = "http://localhost:" + context.resolvePropertyPlaceholders("{{camel.server.port}}")
                 + context.resolvePropertyPlaceholders("{{metakit.webhook.path}}");
-        Database database = Database.of(context.resolvePropertyPlaceholders("{{metakit.database.data-source-bean:}}"),
-                context.resolvePropertyPlaceholders("{{metakit.database.url:}}"),
+        Database database = Database.of(context.resolvePropertyPlaceholders("{{metakit.database.data-source-bean}}"),
+                context.resolvePropertyPlaceholders("{{metakit.database.url}}"),
                 context.resolvePropertyPlaceholders("{{metakit.database.embedded-dir}}"));
         System.out.println(text(verification.currentSecret(), url, database));
     }

@@ -119,6 +119,14 @@ class SandboxModeIT {
                 .contains("no sandbox mode, this run uses your settings: metakit.database.url (METAKIT_DATABASE_URL)")
                 .doesNotContain("SANDBOX MODE").contains("Database ready: jdbc:postgresql://");
         assertThat(copy.resolve("data/sandbox-postgres")).doesNotExist();
+        // the dev run's banner (no secret given) names that database, not the embedded one, and no password
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.readString(log).contains("Dev secret"));
+        String banner = Files.readString(log);
+        assertThat(banner).contains("Database         : PostgreSQL at jdbc:postgresql://")
+                .doesNotContain("Database         : embedded");
+        if (TestDatabase.password() != null) {
+            assertThat(banner).doesNotContain(TestDatabase.password());
+        }
     }
 
     @Test
