@@ -151,15 +151,7 @@ public final class RunningInbox implements AutoCloseable {
     }
 
     public int healthStatus() {
-        try {
-            return http.send(HttpRequest.newBuilder(managementUri("/observe/health")).timeout(Duration.ofSeconds(3))
-                    .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
+        return HealthProbe.status(http, managementPort, Duration.ofSeconds(3));
     }
 
     public String metrics() throws IOException, InterruptedException {
