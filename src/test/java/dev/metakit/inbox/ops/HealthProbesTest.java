@@ -1,17 +1,17 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.support.RunningInbox;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import dev.metakit.inbox.support.StoppablePostgres;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.ServerSocket;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,7 +25,7 @@ class HealthProbesTest {
     @TempDir
     Path dataDir;
 
-    private EmbeddedPostgres postgres;
+    private StoppablePostgres postgres;
     private RunningInbox inbox;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -39,25 +39,16 @@ class HealthProbesTest {
         }
     }
 
-    private EmbeddedPostgres startPostgres(int port) throws Exception {
-        return EmbeddedPostgres.builder().setDataDirectory(dataDir).setCleanDataDirectory(false).setPort(port).start();
-    }
-
     @Test
     void whileTheDatabaseIsDownLivenessStaysUpAndReadinessGoesDownUntilItIsBack() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        postgres = startPostgres(port);
-        inbox = RunningInbox.start(Map.of("metakit.database.url", postgres.getJdbcUrl("postgres", "postgres"),
-                "metakit.database.user", "postgres", "metakit.database.password", "",
-                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest", "worker")));
+        postgres = new StoppablePostgres(dataDir);
+        Map<String, String> settings = new HashMap<>(postgres.bundleSettings());
+        settings.put("camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest", "worker"));
+        inbox = RunningInbox.start(settings);
         assertThat(status("/observe/health/live")).isEqualTo(200);
         assertThat(status("/observe/health/ready")).isEqualTo(200);
 
-        postgres.close();
-        postgres = null;
+        postgres.stop();
 
         await().atMost(Duration.ofSeconds(15)).until(() -> status("/observe/health/ready") == 503);
         HttpResponse<String> ready = get("/observe/health/ready");
@@ -66,7 +57,7 @@ class HealthProbesTest {
         assertThat(live.statusCode()).as(live.body()).isEqualTo(200);
         assertThat(live.body()).contains("UP").doesNotContain("DOWN");
 
-        postgres = startPostgres(port);
+        postgres.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> status("/observe/health/ready") == 200);
         assertThat(status("/observe/health/live")).isEqualTo(200);
     }
