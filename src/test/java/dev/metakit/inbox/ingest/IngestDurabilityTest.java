@@ -1,49 +1,31 @@
 package dev.metakit.inbox.ingest;
 
+import dev.metakit.inbox.support.OwnPostgresInbox;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.StoppablePostgres;
 import dev.metakit.inbox.support.TestSignatures;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** A database that goes away: never a 2xx for an uncommitted delivery, and recovery without a restart. */
 class IngestDurabilityTest {
-    @TempDir
-    Path dataDir;
-
-    private StoppablePostgres postgres;
-    private RunningInbox inbox;
-
-    @AfterEach
-    void stopAll() throws Exception {
-        if (inbox != null) {
-            inbox.close();
-        }
-        if (postgres != null) {
-            postgres.close();
-        }
-    }
+    @RegisterExtension
+    final OwnPostgresInbox bundle = OwnPostgresInbox.withOnlyRoutes("beans", "ingest");
 
     @Test
     void whileTheDatabaseIsDownDeliveriesGet503FastAndTheRetryAfterRecoveryIsStored() throws Exception {
-        postgres = new StoppablePostgres(dataDir);
-        Map<String, String> settings = new HashMap<>(postgres.bundleSettings());
-        settings.put("camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest"));
-        inbox = RunningInbox.start(settings);
+        StoppablePostgres postgres = bundle.postgres();
+        RunningInbox inbox = bundle.inbox();
 
         byte[] body = "{\"event\":\"position.opened\",\"account_id\":9,\"data\":{\"ticket\":1}}"
                 .getBytes(StandardCharsets.UTF_8);
@@ -77,7 +59,7 @@ class IngestDurabilityTest {
     }
 
     private int countKey(String key) throws Exception {
-        try (Connection c = postgres.dataSource().getConnection();
+        try (Connection c = bundle.postgres().dataSource().getConnection();
              PreparedStatement ps = c.prepareStatement("select count(*) from webhook_inbox where delivery_key = ?")) {
             ps.setString(1, key);
             try (ResultSet rs = ps.executeQuery()) {

@@ -1,18 +1,14 @@
 package dev.metakit.inbox.ops;
 
-import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.OwnPostgresInbox;
 import dev.metakit.inbox.support.StoppablePostgres;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -22,29 +18,13 @@ import static org.awaitility.Awaitility.await;
  * second only, and readiness must come back by itself.
  */
 class HealthProbesTest {
-    @TempDir
-    Path dataDir;
-
-    private StoppablePostgres postgres;
-    private RunningInbox inbox;
+    @RegisterExtension
+    final OwnPostgresInbox bundle = OwnPostgresInbox.withOnlyRoutes("beans", "ingest", "worker");
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-
-    @AfterEach
-    void stopAll() throws Exception {
-        if (inbox != null) {
-            inbox.close();
-        }
-        if (postgres != null) {
-            postgres.close();
-        }
-    }
 
     @Test
     void whileTheDatabaseIsDownLivenessStaysUpAndReadinessGoesDownUntilItIsBack() throws Exception {
-        postgres = new StoppablePostgres(dataDir);
-        Map<String, String> settings = new HashMap<>(postgres.bundleSettings());
-        settings.put("camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest", "worker"));
-        inbox = RunningInbox.start(settings);
+        StoppablePostgres postgres = bundle.postgres();
         assertThat(status("/observe/health/live")).isEqualTo(200);
         assertThat(status("/observe/health/ready")).isEqualTo(200);
 
@@ -71,7 +51,8 @@ class HealthProbesTest {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(inbox.managementUri(path)).timeout(Duration.ofSeconds(5)).GET().build(),
+        return http.send(HttpRequest.newBuilder(bundle.inbox().managementUri(path)).timeout(Duration.ofSeconds(5))
+                        .GET().build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 }

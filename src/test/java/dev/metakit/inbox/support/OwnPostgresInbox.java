@@ -21,29 +21,44 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * For each test ({@code @RegisterExtension}), the bundle at the defaults a user gets, on a PostgreSQL of its own (which
- * a fault test stops, kills or cuts off, in a fresh data directory) and a MetaKit double where each of the first
- * {@code accounts} accounts has one open position.
+ * a fault test stops, kills or cuts off, in a fresh data directory): against a MetaKit double where each of the first
+ * {@code accounts} accounts has one open position, or with only some route files and no MetaKit.
  */
 public final class OwnPostgresInbox implements BeforeEachCallback, AfterEachCallback {
     private final int accounts;
+    private final String[] routeFiles;
     private Path dataDir;
     private StoppablePostgres postgres;
     private FakeMetaKit metakit;
     private RunningInbox inbox;
 
     public OwnPostgresInbox(int accounts) {
+        this(accounts, new String[0]);
+    }
+
+    private OwnPostgresInbox(int accounts, String[] routeFiles) {
         this.accounts = accounts;
+        this.routeFiles = routeFiles;
+    }
+
+    /** The bundle with only these route files ({@link RunningInbox#onlyRoutes}) and no MetaKit double. */
+    public static OwnPostgresInbox withOnlyRoutes(String... routeFiles) {
+        return new OwnPostgresInbox(0, routeFiles);
     }
 
     @Override
     public void beforeEach(ExtensionContext context) throws Exception {
         dataDir = Files.createTempDirectory("own-postgres-");
         postgres = new StoppablePostgres(dataDir);
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(accounts, "0.10");
         Map<String, String> settings = new HashMap<>(postgres.bundleSettings());
-        settings.put("metakit.api.url", metakit.url());
-        settings.put("metakit.api.key", FakeMetaKit.API_KEY);
+        if (routeFiles.length > 0) {
+            settings.put("camel.main.routes-include-pattern", RunningInbox.onlyRoutes(routeFiles));
+        } else {
+            metakit = new FakeMetaKit();
+            metakit.openOnePositionEach(accounts, "0.10");
+            settings.put("metakit.api.url", metakit.url());
+            settings.put("metakit.api.key", FakeMetaKit.API_KEY);
+        }
         inbox = RunningInbox.start(settings);
     }
 
