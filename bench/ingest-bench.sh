@@ -369,6 +369,9 @@ summary() {
   fi
 }
 
+# bench/stock-camel-race.sh sources this file for its functions and settings, then runs its own steps
+if [ "${INGEST_BENCH_AS_LIBRARY:-}" = 1 ]; then return 0; fi
+
 case "${1:-run}" in
   stop-db) db_down; exit 0 ;;
   summary) RESULTS=$2; STARTUPS=/dev/null; summary; exit 0 ;;
