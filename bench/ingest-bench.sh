@@ -178,14 +178,15 @@ stop_stock() { [ -n "$STOCK_PID" ] && { kill "$STOCK_PID" 2>/dev/null; wait "$ST
 cpu_snapshot() {
   local pm
   pm=$(head -1 "$PGDATA/postmaster.pid" 2>/dev/null || echo -1)
-  awk -v srv="${1:--1}" -v cli="${2:--1}" -v pm="$pm" '
-    FNR == 1 && $2 !~ / / {
+  # cat, not awk's own file list: a process that exits meanwhile is skipped (mawk stops at an unreadable file)
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v srv="${1:--1}" -v cli="${2:--1}" -v pm="$pm" '
+    $2 ~ /\)$/ {
       if ($1 == srv) s += $14 + $15
       if ($1 == cli) c += $14 + $15
       if ($1 == pm) p += $14 + $15 + $16 + $17
       else if ($4 == pm && $2 == "(postgres)") p += $14 + $15
     }
-    END { printf "%d %d %d\n", s, p, c }' /proc/[0-9]*/stat 2>/dev/null || true
+    END { printf "%d %d %d\n", s, p, c }'
 }
 
 CLK_TCK=$(getconf CLK_TCK)
