@@ -134,6 +134,15 @@ db_down() {
   as_pg "$bin/pg_ctl" -D "$PGDATA" -m fast -w stop || true
 }
 
+# PostgreSQL up and our schema in it (Flyway, by starting our consumer once when the schema is missing)
+prepare_db() {
+  db_up
+  if ! schema_ready; then
+    log "applying the schema (our consumer's Flyway migrations, first start)"
+    start_ours ours-migrate; stop_ours
+  fi
+}
+
 schema_ready() { psql_db -c "select to_regclass('public.webhook_inbox') is not null" 2>/dev/null | grep -q t; }
 
 reset_table() { psql_db -c "truncate webhook_inbox" -c "checkpoint" >/dev/null; }
@@ -382,11 +391,7 @@ esac
 
 ensure_tools
 ensure_build
-db_up
-if ! schema_ready; then
-  log "applying the schema (our consumer's Flyway migrations, first start)"
-  start_ours ours-migrate; stop_ours
-fi
+prepare_db
 case " $SYSTEMS " in *" stock-camel "*) ensure_stock_build; stock_schema ;; esac
 log "PostgreSQL: $(psql_db -c "select version()" | cut -d, -f1); fsync=$(psql_db -c 'show fsync'), synchronous_commit=$(psql_db -c 'show synchronous_commit')"
 log "results: $RESULTS"

@@ -40,11 +40,7 @@ mkdir -p "$DIR"
 
 ensure_tools
 ensure_build
-db_up
-if ! schema_ready; then
-  log "applying the schema (our consumer's Flyway migrations, first start)"
-  start_ours ours-migrate; stop_ours
-fi
+prepare_db
 
 narrow_ddl() { # $1 table name
   cat <<SQL

@@ -34,11 +34,7 @@ RACE_RESULTS="$BENCH_DIR/race-$STAMP.tsv"
 ensure_tools
 ensure_build
 ensure_stock_build
-db_up
-if ! schema_ready; then
-  log "applying the schema (our consumer's Flyway migrations, first start)"
-  start_ours ours-migrate; stop_ours
-fi
+prepare_db
 stock_schema
 
 server_pid() { if [ "$1" = stock-camel ]; then echo "$STOCK_PID"; else echo "$OURS_PID"; fi; }
