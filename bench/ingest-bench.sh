@@ -12,7 +12,8 @@
 # OURS_JAVA_OPTS (JVM options for our consumer), METAKIT_INBOX_WRITERS / METAKIT_INBOX_MAX_BATCH /
 # METAKIT_DATABASE_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections), BASE_JAR (the jar
 # of an earlier commit, run as the system "ours-base" when SYSTEMS names it: a before/after in one sitting),
-# STOCK_PORT (18483: the stock-Camel baseline of bench/stock-camel/, the system "stock-camel", built on demand).
+# STOCK_PORT (18483: the stock-Camel baseline of bench/stock-camel/, the system "stock-camel", built on demand),
+# STOCK_JAVA_OPTS (its JVM options).
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
 # (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
