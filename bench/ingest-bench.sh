@@ -4,13 +4,18 @@
 #
 #   bench/ingest-bench.sh                       # 3 rounds x {16, 64} connections x {pgbench, ours, express}
 #   ROUNDS=5 DURATION=20 bench/ingest-bench.sh  # the issue's method (5 rounds of 20 s)
+#   SYSTEMS="pgbench ours ours-base stock-camel" BASE_JAR=... bench/ingest-bench.sh  # issue 16's sitting
 #
 # Knobs (environment): ROUNDS (3), DURATION seconds measured per run (15), WARMUP seconds before it (5: the JIT),
 # CONNS ("16 64"), SYSTEMS ("pgbench ours express"), BENCH_DIR (/tmp/metakit-inbox-bench: PostgreSQL data, logs,
 # results), BENCH_PGPORT (55439), OURS_HTTP_PORT (18480), OURS_MGMT_PORT (18481), EXPRESS_PORT (18482),
 # OURS_JAVA_OPTS (JVM options for our consumer), METAKIT_INBOX_WRITERS / METAKIT_INBOX_MAX_BATCH /
 # METAKIT_DATABASE_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections), BASE_JAR (the jar
-# of an earlier commit, run as the system "ours-base" when SYSTEMS names it: a before/after in one sitting).
+# of an earlier commit, run as the system "ours-base" when SYSTEMS names it: a before/after in one sitting),
+# STOCK_PORT (18483: the stock-Camel baseline of bench/stock-camel/, the system "stock-camel", built on demand),
+# STOCK_JAVA_OPTS (its JVM options).
+# CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
+# (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
 # stop it with: bench/ingest-bench.sh stop-db
 set -euo pipefail
@@ -29,6 +34,7 @@ PGPORT=${BENCH_PGPORT:-55439}
 OURS_HTTP_PORT=${OURS_HTTP_PORT:-18480}
 OURS_MGMT_PORT=${OURS_MGMT_PORT:-18481}
 EXPRESS_PORT=${EXPRESS_PORT:-18482}
+STOCK_PORT=${STOCK_PORT:-18483}
 OURS_JAVA_OPTS=${OURS_JAVA_OPTS:-}
 # the ack path alone: no worker draining the benchmark's rows against a MetaKit that is not there
 # (OURS_ROUTES=classpath:routes/*.camel.yaml runs the whole bundle)
@@ -69,6 +75,14 @@ ensure_tools() {
   fi
   command -v node >/dev/null || { echo "node (20) is needed for the Express reference" >&2; exit 1; }
   command -v curl >/dev/null || { echo "curl is needed" >&2; exit 1; }
+}
+
+STOCK_JAR="$ROOT/bench/stock-camel/target/stock-camel.jar"
+ensure_stock_build() {
+  if [ ! -f "$STOCK_JAR" ]; then
+    log "building bench/stock-camel/target/stock-camel.jar (mvn -o -B -q package)"
+    (cd bench/stock-camel && { mvn -o -B -q package || mvn -B -q package; })
+  fi
 }
 
 ensure_build() {
@@ -121,9 +135,73 @@ db_down() {
   as_pg "$bin/pg_ctl" -D "$PGDATA" -m fast -w stop || true
 }
 
+# PostgreSQL up and our schema in it (Flyway, by starting our consumer once when the schema is missing)
+prepare_db() {
+  db_up
+  if ! schema_ready; then
+    log "applying the schema (our consumer's Flyway migrations, first start)"
+    start_ours ours-migrate; stop_ours
+  fi
+}
+
 schema_ready() { psql_db -c "select to_regclass('public.webhook_inbox') is not null" 2>/dev/null | grep -q t; }
 
 reset_table() { psql_db -c "truncate webhook_inbox" -c "checkpoint" >/dev/null; }
+
+# The stock-Camel baseline's own tables, in schema stock_camel (its JDBC URL sets currentSchema): the inbox table a
+# Camel user would create, and camel-sql's dedupe table CAMEL_MESSAGEPROCESSED, which JdbcMessageIdRepository creates
+# itself on its first start (its default DDL, with its primary key).
+STOCK_JDBC_URL="$JDBC_URL?currentSchema=stock_camel"
+stock_schema() {
+  psql_db -c "create schema if not exists stock_camel" \
+    -c "create table if not exists stock_camel.webhook_inbox (delivery_key text primary key, event text,
+          body text not null, received_at timestamptz not null default now())" >/dev/null
+}
+reset_stock() {
+  psql_db -c "truncate stock_camel.webhook_inbox" \
+    -c "do \$\$ begin if to_regclass('stock_camel.camel_messageprocessed') is not null then
+          truncate stock_camel.camel_messageprocessed; end if; end \$\$" -c "checkpoint" >/dev/null
+}
+
+STOCK_PID=
+start_stock() { # $1 = log name; sets STOCK_PID
+  if (exec 3<>"/dev/tcp/127.0.0.1/$STOCK_PORT") 2>/dev/null; then
+    echo "port $STOCK_PORT is already in use: set STOCK_PORT" >&2; exit 1
+  fi
+  METAKIT_WEBHOOK_SECRET=$SECRET DATABASE_URL=$STOCK_JDBC_URL DATABASE_USER=$DB_USER DATABASE_PASSWORD=$DB_PASSWORD \
+    HTTP_HOST=127.0.0.1 HTTP_PORT=$STOCK_PORT java ${STOCK_JAVA_OPTS:-} -jar "$STOCK_JAR" >"$LOGS/$1.log" 2>&1 &
+  STOCK_PID=$!
+  local i=0
+  # ready when the route answers (a GET on the POST-only route: 405), not just the server (404 before the route)
+  until case $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$STOCK_PORT/hooks/metakit") in 000|404) false ;; esac; do
+    kill -0 "$STOCK_PID" 2>/dev/null || { echo "stock-camel died at startup, see $LOGS/$1.log" >&2; tail -20 "$LOGS/$1.log" >&2; exit 1; }
+    i=$(( i + 1 )); [ "$i" -gt 3000 ] && { echo "stock-camel not ready after 60 s" >&2; exit 1; }
+    sleep 0.02
+  done
+}
+
+stop_stock() { [ -n "$STOCK_PID" ] && { kill "$STOCK_PID" 2>/dev/null; wait "$STOCK_PID" 2>/dev/null || true; }; STOCK_PID=; return 0; }
+
+# One snapshot of CPU clock ticks (utime+stime from /proc/PID/stat), one awk over /proc so that the three figures are
+# read at one instant: "server postgres client". $1 the server's pid, $2 the client's (either may be empty: 0).
+# PostgreSQL is the postmaster (with its reaped children's cutime+cstime) plus its live children.
+cpu_snapshot() {
+  local pm
+  pm=$(head -1 "$PGDATA/postmaster.pid" 2>/dev/null || echo -1)
+  # cat, not awk's own file list: a process that exits meanwhile is skipped (mawk stops at an unreadable file)
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v srv="${1:--1}" -v cli="${2:--1}" -v pm="$pm" '
+    $2 ~ /\)$/ {
+      if ($1 == srv) s += $14 + $15
+      if ($1 == cli) c += $14 + $15
+      if ($1 == pm) p += $14 + $15 + $16 + $17
+      else if ($4 == pm && $2 == "(postgres)") p += $14 + $15
+    }
+    END { printf "%d %d %d\n", s, p, c }'
+}
+
+CLK_TCK=$(getconf CLK_TCK)
+# core-us per delivery from a tick difference: $1 ticks, $2 deliveries
+per_delivery() { awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else printf "-" }'; }
 
 OURS_PID=
 READY_MS=
@@ -186,16 +264,32 @@ wait_quiet() {
   return 0
 }
 
-cleanup() { stop_ours; stop_express; }
+cleanup() { stop_ours; stop_express; stop_stock; }
 trap cleanup EXIT
 
-load() { # $1 label, $2 port, $3 connections
-  local deliveries=$(( (DURATION + WARMUP) * 20000 ))
+load() { # $1 label, $2 port, $3 connections, $4 the server's pid, $5 JDBC URL of the inbox to check (ours)
+  local deliveries=$(( (DURATION + WARMUP) * 20000 )) out="$LOGS/load-$1-c$3.out" rows lp
+  local s0 p0 c0 s1 p1 c1 acked
+  rows=$(wc -l <"$RESULTS" 2>/dev/null || echo 0)
+  : >"$out"
   java -XX:+UseSerialGC -Xms1g -Xmx2g -cp "$LOADCP" dev.metakit.inbox.bench.IngestLoad \
     --url "http://127.0.0.1:$2/hooks/metakit" --secret "$SECRET" --connections "$3" \
     --duration "$DURATION" --warmup "$WARMUP" --deliveries "$deliveries" \
-    --jdbc-url "$JDBC_URL" --db-user "$DB_USER" --db-password "$DB_PASSWORD" \
-    --label "$1" --result-file "$RESULTS" >&2 || true
+    --jdbc-url "${5:-$JDBC_URL}" --db-user "$DB_USER" --db-password "$DB_PASSWORD" \
+    --label "$1" --result-file "$RESULTS" > >(tee "$out" >&2) 2>&1 &
+  lp=$!
+  # the tool starts its clock right after printing the body size (pre-signing done): measure its window
+  until grep -q 'body size' "$out" 2>/dev/null || ! kill -0 "$lp" 2>/dev/null; do sleep 0.02; done
+  sleep "$WARMUP"
+  read -r s0 p0 c0 < <(cpu_snapshot "$4" "$lp")
+  sleep "$DURATION"
+  read -r s1 p1 c1 < <(cpu_snapshot "$4" "$lp")
+  wait "$lp" || true
+  if [ "$(wc -l <"$RESULTS" 2>/dev/null || echo 0)" -gt "$rows" ]; then
+    acked=$(tail -1 "$RESULTS" | awk -F'\t' -v d="$DURATION" '{printf "%d", $3 * d}')
+    sed -i "\$ s/\$/\t$(per_delivery $(( s1 - s0 )) "$acked")\t$(per_delivery $(( p1 - p0 )) "$acked")\t$(per_delivery $(( c1 - c0 )) "$acked")/" "$RESULTS"
+    log "$1 c=$3 CPU core-us per acked delivery: server $(tail -1 "$RESULTS" | cut -f9), PostgreSQL $(tail -1 "$RESULTS" | cut -f10), load tool $(tail -1 "$RESULTS" | cut -f11)"
+  fi
 }
 
 run_pgbench() { # $1 connections
@@ -205,17 +299,30 @@ run_pgbench() { # $1 connections
     PGPASSWORD=$DB_PASSWORD pgbench -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -n -c "$c" -j 2 -T "$WARMUP" \
       -M prepared -f bench/pgbench-insert.sql "$DB" >/dev/null 2>&1 || true
   fi
-  out=$(PGPASSWORD=$DB_PASSWORD pgbench -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -n -c "$c" -j 2 -T "$DURATION" \
-    -M prepared -f bench/pgbench-insert.sql -l --log-prefix="$pfx" "$DB" 2>&1) || { echo "$out" >&2; return; }
-  local tps failed lat
+  local of="$BENCH_DIR/pgbench.out" pb ta tb p0 p1 c0 c1 rc=0
+  PGPASSWORD=$DB_PASSWORD pgbench -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -n -c "$c" -j 2 -T "$DURATION" \
+    -M prepared -f bench/pgbench-insert.sql -l --log-prefix="$pfx" "$DB" >"$of" 2>&1 &
+  pb=$!
+  # CPU over [0.5 s, DURATION - 0.5 s] of the run (pgbench must still be there to be read), and the transactions
+  # its log shows completed in that window
+  local x
+  sleep 0.5; ta=$(date +%s.%N); read -r x p0 c0 < <(cpu_snapshot "" "$pb")
+  sleep "$(awk -v d="$DURATION" 'BEGIN { print d - 1 }')"
+  tb=$(date +%s.%N); read -r x p1 c1 < <(cpu_snapshot "" "$pb")
+  wait "$pb" || rc=$?
+  out=$(cat "$of")
+  [ "$rc" = 0 ] || { echo "$out" >&2; return; }
+  local tps failed lat nwin
+  nwin=$(cat "$pfx".* | awk -v a="$ta" -v b="$tb" '{ t = $5 + $6 / 1e6; if (t >= a && t < b) n++ } END { print n + 0 }')
   tps=$(echo "$out" | awk '/^tps = / {printf "%.0f", $3; exit}')
   failed=$(echo "$out" | awk '/number of failed transactions/ {print $5; exit}')
   # per-transaction log: client_id transaction_no time_us script_no epoch epoch_us
   lat=$(cat "$pfx".* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {
         i50=int(NR*0.50+0.999); i99=int(NR*0.99+0.999); if(i50<1)i50=1; if(i99<1)i99=1;
         printf "%.2f\t%.2f", a[i50]/1000, a[i99]/1000}')
-  printf 'pgbench\t%s\t%s\t%s\t%s\t0\t-\n' "$c" "$tps" "$lat" "${failed:-0}" >>"$RESULTS"
-  log "pgbench c=$c tps=$tps p50/p99 ms=$(echo "$lat" | tr '\t' /) failed=${failed:-0}"
+  printf 'pgbench\t%s\t%s\t%s\t%s\t0\t-\t-\t%s\t%s\n' "$c" "$tps" "$lat" "${failed:-0}" \
+    "$(per_delivery $(( p1 - p0 )) "$nwin")" "$(per_delivery $(( c1 - c0 )) "$nwin")" >>"$RESULTS"
+  log "pgbench c=$c tps=$tps p50/p99 ms=$(echo "$lat" | tr '\t' /) failed=${failed:-0}; CPU core-us per transaction: PostgreSQL $(tail -1 "$RESULTS" | cut -f10), pgbench $(tail -1 "$RESULTS" | cut -f11)"
   rm -f "$pfx".*
 }
 
@@ -229,23 +336,42 @@ summary() {
       return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
     { k = $1 SUBSEP $2; tp[k] = tp[k] " " $3; p50[k] = p50[k] " " $4; p99[k] = p99[k] " " $5;
       bad[k] += $6; err[k] += $7; if ($8 != "-") miss[k] += $8; else miss[k] = "-"; runs[k]++;
+      if (NF >= 11) { if ($9 != "-") cs[k] = cs[k] " " $9; if ($10 != "-") cp[k] = cp[k] " " $10; if ($11 != "-") cc[k] = cc[k] " " $11 }
+      rnd[k]++; per[$1 SUBSEP $2 SUBSEP rnd[k]] = $3; if (rnd[k] > maxr) maxr = rnd[k]
       sys[$1] = 1; con[$2] = 1 }
+    function med1(list) { return list == "" ? "-" : sprintf("%.0f", median(list)) }
     END {
-      printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express"
-      n = split("pgbench ours ours-base express ours-xmx256m", order, " ")
+      printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s %10s %8s %8s %9s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express", "ours/stock", "srv us", "pg us", "client us"
+      n = split("pgbench ours ours-base express stock-camel ours-xmx256m", order, " ")
       for (c in con) conns[++nc] = c + 0
       for (i = 1; i <= nc; i++) for (j = i + 1; j <= nc; j++) if (conns[j] < conns[i]) { t = conns[i]; conns[i] = conns[j]; conns[j] = t }
       for (ci = 1; ci <= nc; ci++) {
         c = conns[ci]
         for (s = 1; s <= n; s++) {
           k = order[s] SUBSEP c; if (!(k in runs)) continue
-          m = median(tp[k]); r1 = "-"; r2 = "-"
+          m = median(tp[k]); r1 = "-"; r2 = "-"; r3 = "-"
           if (order[s] ~ /^ours/) {
-            pk = "pgbench" SUBSEP c; ek = "express" SUBSEP c
+            pk = "pgbench" SUBSEP c; ek = "express" SUBSEP c; sk = "stock-camel" SUBSEP c
             if (pk in runs) r1 = sprintf("%.2f", m / median(tp[pk]))
             if (ek in runs) r2 = sprintf("%.2f", m / median(tp[ek]))
+            if (sk in runs) r3 = sprintf("%.2f", m / median(tp[sk]))
           }
-          printf "%-12s %5s %5d %10.0f %8.2f %8.2f %8d %7d %8s %12s %12s\n", order[s], c, runs[k], m, median(p50[k]), median(p99[k]), bad[k], err[k], miss[k], r1, r2
+          printf "%-12s %5s %5d %10.0f %8.2f %8.2f %8d %7d %8s %12s %12s %10s %8s %8s %9s\n", order[s], c, runs[k], m, median(p50[k]), median(p99[k]), bad[k], err[k], miss[k], r1, r2, r3, med1(cs[k]), med1(cp[k]), med1(cc[k])
+        }
+      }
+      print "(srv/pg/client us: core-us per acked delivery over the measured window, medians; for pgbench per transaction, client = pgbench)"
+      # the machine is shared: ratios within one round say more than ratios of medians
+      for (ci = 1; ci <= nc; ci++) {
+        c = conns[ci]
+        for (s = 1; s <= n; s++) {
+          if (order[s] == "ours" || order[s] == "ours-xmx256m") continue
+          if (!((order[s] SUBSEP c) in runs) || !(("ours" SUBSEP c) in runs)) continue
+          line = ""
+          for (r = 1; r <= maxr; r++) {
+            a = per["ours" SUBSEP c SUBSEP r]; b = per[order[s] SUBSEP c SUBSEP r]
+            if (a != "" && b != "" && b > 0) line = line sprintf(" %.2f", a / b)
+          }
+          printf "per round, ours/%s at %s: %s\n", order[s], c, line
         }
       }
     }' "$RESULTS"
@@ -253,6 +379,9 @@ summary() {
     sort -n "$STARTUPS" | awk '{a[NR]=$1} END {printf "our startup to ready (external database): median %d ms, min %d, max %d over %d starts\n", a[int((NR+1)/2)], a[1], a[NR], NR}'
   fi
 }
+
+# bench/stock-camel-race.sh sources this file for its functions and settings, then runs its own steps
+if [ "${INGEST_BENCH_AS_LIBRARY:-}" = 1 ]; then return 0; fi
 
 case "${1:-run}" in
   stop-db) db_down; exit 0 ;;
@@ -263,11 +392,8 @@ esac
 
 ensure_tools
 ensure_build
-db_up
-if ! schema_ready; then
-  log "applying the schema (our consumer's Flyway migrations, first start)"
-  start_ours ours-migrate; stop_ours
-fi
+prepare_db
+case " $SYSTEMS " in *" stock-camel "*) ensure_stock_build; stock_schema ;; esac
 log "PostgreSQL: $(psql_db -c "select version()" | cut -d, -f1); fsync=$(psql_db -c 'show fsync'), synchronous_commit=$(psql_db -c 'show synchronous_commit')"
 log "results: $RESULTS"
 
@@ -281,15 +407,18 @@ for round in $(seq 1 "$ROUNDS"); do
         ours)
           start_ours "ours-r$round-c$c"; echo "$READY_MS" >>"$STARTUPS"
           log "round $round: ours c=$c (ready in $READY_MS ms)"
-          load ours "$OURS_HTTP_PORT" "$c"; stop_ours ;;
+          load ours "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
         ours-base)
           [ -f "$BASE_JAR" ] || { echo "SYSTEMS names ours-base: set BASE_JAR to the earlier commit's jar" >&2; exit 64; }
           start_ours "ours-base-r$round-c$c" "" "$BASE_JAR"
           log "round $round: ours-base c=$c (ready in $READY_MS ms, $BASE_JAR)"
-          load ours-base "$OURS_HTTP_PORT" "$c"; stop_ours ;;
+          load ours-base "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
         express)
           start_express; log "round $round: express c=$c"
-          load express "$EXPRESS_PORT" "$c"; stop_express ;;
+          load express "$EXPRESS_PORT" "$c" "$EXPRESS_PID"; stop_express ;;
+        stock-camel)
+          reset_stock; start_stock "stock-camel-r$round-c$c"; log "round $round: stock-camel c=$c"
+          load stock-camel "$STOCK_PORT" "$c" "$STOCK_PID" "$STOCK_JDBC_URL"; stop_stock ;;
       esac
     done
   done
@@ -300,7 +429,7 @@ if [ "$EXTRA_RUNS" = 1 ]; then
   wait_quiet
   start_ours ours-xmx256m "-Xmx256m"; echo "$READY_MS" >>"$STARTUPS"
   log "ours with -Xmx256m at 64 connections (ready in $READY_MS ms)"
-  load ours-xmx256m "$OURS_HTTP_PORT" 64
+  load ours-xmx256m "$OURS_HTTP_PORT" 64 "$OURS_PID"
   stop_ours
   if grep -q OutOfMemoryError "$LOGS/ours-xmx256m.log"; then echo "ours-xmx256m: OutOfMemoryError in $LOGS/ours-xmx256m.log"; fi
 fi
