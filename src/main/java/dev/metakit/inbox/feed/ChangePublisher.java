@@ -3,6 +3,7 @@ package dev.metakit.inbox.feed;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.metakit.inbox.config.Required;
 import org.apache.camel.CamelContext;
 import org.apache.camel.CamelContextAware;
 import org.apache.camel.Exchange;
@@ -49,19 +50,25 @@ public class ChangePublisher implements CamelContextAware {
     private final List<Consumer<FeedChange>> sentListeners = new CopyOnWriteArrayList<>();
 
     private CamelContext camelContext;
-    private String dataSourceBean = "inboxDataSource";
-    private volatile DataSource dataSource;
+    private DataSource dataSource;
     private volatile ProducerTemplate producer;
     private String outlet = DEFAULT_OUTLET;
-    private int concurrency = 4;
-    private long backoffBaseMillis = 1000;
-    private long backoffMaxMillis = 30_000;
+    private Integer concurrency;
+    private Long backoffBaseMillis;
+    private Long backoffMaxMillis;
     private int maxAccountsPerPoll = 1000;
     private volatile ExecutorService pool;
     private volatile boolean stopped;
     private volatile boolean pollFailing;
 
     private record Backoff(int failures, long retryAtNanos) {
+    }
+
+    /** The initMethod: refuses a setting left unset (it holds nothing until the first publish). */
+    public void checkSettings() {
+        Required.setting(concurrency, "metakit.feed.concurrency");
+        Required.setting(backoffBaseMillis, "metakit.feed.backoff-base-millis");
+        Required.setting(backoffMaxMillis, "metakit.feed.backoff-max-millis");
     }
 
     /** Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. */
@@ -201,11 +208,12 @@ public class ChangePublisher implements CamelContextAware {
         }
     }
 
-    /** Created by the instance that publishes (camel-main may build a YAML bean twice; only one is bound). */
+    /** Created at the first publish, so a bundle that does not run the feed's poll route holds no thread. */
     private ExecutorService pool() {
         if (pool == null) {
             synchronized (this) {
                 if (pool == null) {
+                    checkSettings();
                     pool = Executors.newFixedThreadPool(concurrency, r -> {
                         Thread t = new Thread(r, "metakit-feed-publisher");
                         t.setDaemon(true);
@@ -229,9 +237,6 @@ public class ChangePublisher implements CamelContextAware {
     }
 
     private DataSource dataSource() {
-        if (dataSource == null) {
-            dataSource = camelContext.getRegistry().lookupByNameAndType(dataSourceBean, DataSource.class);
-        }
         return dataSource;
     }
 
@@ -255,10 +260,6 @@ public class ChangePublisher implements CamelContextAware {
     /** Publish attempts that failed (the outlet's error, or the database's), each backing its account off. */
     public long failureCount() {
         return failures.get();
-    }
-
-    public void setDataSourceBean(String name) {
-        this.dataSourceBean = name;
     }
 
     public void setDataSource(DataSource dataSource) {
