@@ -3,9 +3,8 @@ package dev.metakit.inbox.feed;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
-import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
 import org.slf4j.Logger;
@@ -37,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * then marked published. A failure stops the account where it is and backs it off (doubling up to a maximum), so a
  * change is never skipped; a change sent but not marked (a crash in between) is sent again with the same id.
  */
-public class ChangePublisher implements CamelContextAware {
+public class ChangePublisher extends ContextBean {
     private static final Logger LOG = LoggerFactory.getLogger(ChangePublisher.class);
     static final String DEFAULT_OUTLET = "direct:metakit-change-outlet";
     private static final int BATCH = 100;
@@ -49,7 +48,6 @@ public class ChangePublisher implements CamelContextAware {
     private final AtomicLong failures = new AtomicLong();
     private final List<Consumer<FeedChange>> sentListeners = new CopyOnWriteArrayList<>();
 
-    private CamelContext camelContext;
     private DataSource dataSource;
     private volatile ProducerTemplate producer;
     private String outlet = DEFAULT_OUTLET;
@@ -64,15 +62,21 @@ public class ChangePublisher implements CamelContextAware {
     private record Backoff(int failures, long retryAtNanos) {
     }
 
-    /** The initMethod: refuses a setting left unset (it holds nothing until the first publish). */
-    public void checkSettings() {
+    @Override
+    protected void checkSettings() {
         Required.setting(concurrency, "metakit.feed.concurrency");
         Required.setting(backoffBaseMillis, "metakit.feed.backoff-base-millis");
         Required.setting(backoffMaxMillis, "metakit.feed.backoff-max-millis");
     }
 
+    /** Nothing to take: the pool is created at the first publish, so a bundle without the feed's poll holds none. */
+    @Override
+    protected void begin() {
+    }
+
     /** Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. */
-    public void stop() throws InterruptedException {
+    @Override
+    protected void end() throws InterruptedException {
         stopped = true;
         ExecutorService p = pool;
         if (p != null) {
@@ -171,7 +175,7 @@ public class ChangePublisher implements CamelContextAware {
     }
 
     private boolean running() {
-        return !stopped && camelContext.getStatus().isStarted();
+        return !stopped && getCamelContext().getStatus().isStarted();
     }
 
     /** Sends one change; null once the outlet took it, else the error. */
@@ -208,7 +212,6 @@ public class ChangePublisher implements CamelContextAware {
         }
     }
 
-    /** Created at the first publish, so a bundle that does not run the feed's poll route holds no thread. */
     private ExecutorService pool() {
         if (pool == null) {
             synchronized (this) {
@@ -229,7 +232,7 @@ public class ChangePublisher implements CamelContextAware {
         if (producer == null) {
             synchronized (this) {
                 if (producer == null) {
-                    producer = camelContext.createProducerTemplate();
+                    producer = getCamelContext().createProducerTemplate();
                 }
             }
         }
@@ -289,15 +292,5 @@ public class ChangePublisher implements CamelContextAware {
 
     public void setMaxAccountsPerPoll(int n) {
         this.maxAccountsPerPoll = Math.max(1, n);
-    }
-
-    @Override
-    public void setCamelContext(CamelContext camelContext) {
-        this.camelContext = camelContext;
-    }
-
-    @Override
-    public CamelContext getCamelContext() {
-        return camelContext;
     }
 }
