@@ -46,7 +46,7 @@ public abstract class RetentionJob {
         long started = System.nanoTime();
         Instant cutoff = Instant.now().minus(keep);
         long n = delete(dataSource, cutoff, batch);
-        log.info("Pruned {} {} before {} ({}={}) in {} ms", n, deletedRows(), cutoff, environmentName(retentionKey),
+        log.info("Retention: pruned {} {} before {} ({}={}) in {} ms", n, deletedRows(), cutoff, environmentName(retentionKey),
                 retentionText, (System.nanoTime() - started) / 1_000_000);
         return n;
     }
