@@ -1,5 +1,7 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.frontdoor.FrontDoorEvents;
 import dev.metakit.inbox.reconcile.AccountReconciler;
@@ -17,8 +19,6 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.camel.CamelContext;
-import dev.metakit.inbox.config.ContextBean;
-import dev.metakit.inbox.config.Required;
 import org.apache.camel.Exchange;
 import org.apache.camel.component.micrometer.MicrometerComponent;
 import org.apache.camel.support.service.ServiceHelper;
@@ -165,17 +165,15 @@ public class InboxMetrics extends ContextBean implements FrontDoorEvents {
 
     /** The change feed's meters (the publisher's stay at zero when a host leaves routes/changes.camel.yaml out). */
     private void registerFeedMeters(MeterRegistry r) {
-        AccountReconciler reconciler = accountReconciler;
-        ChangePublisher publisher = changePublisher;
-        if (reconciler != null) {
-            FunctionCounter.builder("metakit.feed.changes.written", reconciler, AccountReconciler::changesWritten)
+        if (accountReconciler != null) {
+            FunctionCounter.builder("metakit.feed.changes.written", accountReconciler, AccountReconciler::changesWritten)
                     .description("Position changes written to the feed's outbox by this instance's reconciles")
                     .register(r);
         }
-        if (publisher != null) {
-            FunctionCounter.builder("metakit.feed.changes.published", publisher, ChangePublisher::publishedCount)
+        if (changePublisher != null) {
+            FunctionCounter.builder("metakit.feed.changes.published", changePublisher, ChangePublisher::publishedCount)
                     .description("Position changes the feed's outlet took from this instance").register(r);
-            FunctionCounter.builder("metakit.feed.publish.failures", publisher, ChangePublisher::failureCount)
+            FunctionCounter.builder("metakit.feed.publish.failures", changePublisher, ChangePublisher::failureCount)
                     .description("Publish attempts that failed: the outlet's error or the database's (the change is sent again)")
                     .register(r);
         }
