@@ -6,6 +6,7 @@ import dev.metakit.inbox.config.EnvironmentNames;
 import org.apache.camel.main.Main;
 
 import java.nio.file.Path;
+import java.util.function.Function;
 
 /** Runs the bundle standalone on camel-main. */
 public final class Application {
@@ -13,24 +14,13 @@ public final class Application {
     }
 
     public static void main(String[] args) throws Exception {
-        // read from the environment alone and before anything logs: an unknown log format would leave no log output
+        Main main;
         try {
-            EnumeratedSettings.requireKnownLogFormat(System::getenv);
-            EnvironmentNames.refuseRenamed(System::getenv);
+            main = boot(System::getenv, Path.of(""));
         } catch (ConfigurationException e) {
             exitOnConfigurationError(e);
+            throw e;
         }
-        // no main class: camel-main would scan its package for RouteBuilders, which application.properties names
-        Main main = new Main();
-        // the application.properties in the working directory (the project folder under ./run.sh) overrides the copy
-        // in the jar: Camel looks a key up in the locations in the order given and takes the first it finds
-        main.setPropertyPlaceholderLocations(
-                "file:application.properties;optional=true,classpath:application.properties;optional=true");
-        // a default, not a key of application.properties: there it would also override the files `camel run` is given
-        // (CAMEL_MAIN_ROUTESINCLUDEPATTERN, as ./run.sh sets it, still overrides this)
-        main.configure().setRoutesIncludePattern("classpath:routes/*.camel.yaml");
-        // sandbox or the user's own run: decided once the effective configuration is known (RunMode)
-        main.addMainListener(new RunMode(System::getenv, Path.of("")));
         try {
             main.run(args);
         } catch (Exception e) {
@@ -38,6 +28,33 @@ public final class Application {
             throw e;
         }
         System.exit(main.getExitCode());
+    }
+
+    /**
+     * The camel-main that {@code java -jar} runs, configured and not yet started: the checks that stop startup before
+     * anything logs, the settings files, the route files and the run mode. The tests boot the bundle through this too.
+     *
+     * @param env              the process environment
+     * @param workingDirectory the folder whose application.properties overrides the jar's copy (the one
+     *                         {@code java -jar} runs in, the project folder under ./run.sh)
+     * @throws ConfigurationException for a setting that stops startup before camel-main reads any
+     */
+    public static Main boot(Function<String, String> env, Path workingDirectory) {
+        // read from the environment alone and before anything logs: an unknown log format would leave no log output
+        EnumeratedSettings.requireKnownLogFormat(env);
+        EnvironmentNames.refuseRenamed(env);
+        // no main class: camel-main would scan its package for RouteBuilders, which application.properties names
+        Main main = new Main();
+        // the application.properties in the working directory overrides the copy in the jar: Camel looks a key up in
+        // the locations in the order given and takes the first it finds
+        main.setPropertyPlaceholderLocations("file:" + workingDirectory.resolve("application.properties")
+                + ";optional=true,classpath:application.properties;optional=true");
+        // a default, not a key of application.properties: there it would also override the files `camel run` is given
+        // (CAMEL_MAIN_ROUTESINCLUDEPATTERN, as ./run.sh sets it, still overrides this)
+        main.configure().setRoutesIncludePattern("classpath:routes/*.camel.yaml");
+        // sandbox or the user's own run: decided once the effective configuration is known (RunMode)
+        main.addMainListener(new RunMode(env, workingDirectory));
+        return main;
     }
 
     private static void exitOnConfigurationError(Throwable failure) {

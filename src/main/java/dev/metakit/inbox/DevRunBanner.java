@@ -1,5 +1,6 @@
 package dev.metakit.inbox;
 
+import dev.metakit.inbox.db.DatabaseSettings;
 import dev.metakit.inbox.ingest.WebhookVerification;
 import org.apache.camel.CamelContext;
 import org.apache.camel.main.BaseMainSupport;
@@ -25,21 +26,39 @@ final class DevRunBanner extends MainListenerSupport {
         }
         String url = "http://localhost:" + context.resolvePropertyPlaceholders("{{camel.server.port}}")
                 + context.resolvePropertyPlaceholders("{{metakit.webhook.path}}");
-        System.out.println(text(verification.currentSecret(), url));
+        Database database = Database.of(context.resolvePropertyPlaceholders("{{metakit.database.data-source-bean}}"),
+                context.resolvePropertyPlaceholders("{{metakit.database.url}}"),
+                context.resolvePropertyPlaceholders("{{metakit.database.embedded-dir}}"));
+        System.out.println(text(verification.currentSecret(), url, database));
     }
 
-    static String text(String secret, String url) {
+    /** The database this run uses, in words that never carry a credential. */
+    record Database(String description, boolean embedded) {
+        static Database of(String hostDataSourceBean, String url, String embeddedDirectory) {
+            if (hostDataSourceBean != null && !hostDataSourceBean.isBlank()) {
+                return new Database("the host's DataSource '" + hostDataSourceBean.trim() + "'", false);
+            }
+            DatabaseSettings settings = DatabaseSettings.parse(url, null, null);
+            return settings.embedded()
+                    ? new Database("embedded PostgreSQL, data in " + embeddedDirectory, true)
+                    : new Database("PostgreSQL at " + settings.describe(), false);
+        }
+    }
+
+    static String text(String secret, String url, Database database) {
         return """
 
                 ==================================================================================================
-                 metakit-inbox DEV RUN: not for production (generated webhook secret, embedded PostgreSQL in ./data)
+                 metakit-inbox DEV RUN: not for production (generated webhook secret)
                  Webhook endpoint : %2$s
+                 Database         : %4$s
                  Dev secret       : %1$s
                  Send a signed test delivery (paste into a shell):
                 %3$s
-                 Leave the dev run: set METAKIT_WEBHOOK_SECRET (and DATABASE_URL) and run java -jar target/metakit-inbox.jar
+                 Leave the dev run: set METAKIT_WEBHOOK_SECRET%5$s and run java -jar target/metakit-inbox.jar
                 ==================================================================================================
-                """.formatted(secret, url, sendCommand(secret, url));
+                """.formatted(secret, url, sendCommand(secret, url), database.description(),
+                database.embedded() ? " (and DATABASE_URL for a PostgreSQL of yours)" : "");
     }
 
     /** A shell command that signs a test delivery with the secret (openssl) and posts it (curl). */

@@ -7,8 +7,8 @@ import java.util.function.Function;
 
 /**
  * Settings that take one of a few words. An unknown word stops startup with one line naming the setting and the words
- * it takes, instead of meaning something by accident: {@code METAKIT_LOG_FORMAT=jsn} left log4j with no appender (no
- * log output at all), {@code METAKIT_OPS_ENABLED=yes} read as false.
+ * it takes, instead of meaning something by accident: {@code METAKIT_LOG_FORMAT=jsn} would leave log4j with no
+ * appender (no log output at all), {@code METAKIT_OPS_ENABLED=yes} would read as false.
  */
 public final class EnumeratedSettings {
     /** Read by log4j2.properties from the environment when the JVM starts, before any configuration is: not a key. */

@@ -7,7 +7,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 
 /**
- * The bean {@code changeFeedOps}: replay for routes, JMX or the ops page
+ * The bean {@code changeFeedOps}: replay for a route's {@code bean:} step
  * ({@code bean:changeFeedOps?method=replayAccount(2, 1)}), and the feed's retention, called by the retention route of
  * {@code routes/retention.camel.yaml}: changes published more than {@code METAKIT_FEED_RETENTION} ago are deleted
  * (unpublished ones never are). Retention bounds what a replay can send again.

@@ -49,13 +49,13 @@ public class MetaKitJson {
 
     private WebhookEvent webhookEvent(JsonNode root) {
         if (!root.isObject()) {
-            throw new MalformedPayloadException("webhook body is not a JSON object");
+            throw MalformedPayloadException.notObject("webhook body is not a JSON object");
         }
         JsonNode data = root.get("data");
         Long ticket = null;
         if (data != null && !data.isNull()) {
             if (!data.isObject()) {
-                throw new MalformedPayloadException("data: not an object");
+                throw MalformedPayloadException.badField("data", "not an object");
             }
             ticket = optLong(data, "data", "ticket");
         }
@@ -136,7 +136,7 @@ public class MetaKitJson {
         JsonNode idNode = present(n, "id");
         String id = idNode != null && idNode.isIntegralNumber() ? idNode.asText() : optText(n, at, "id");
         if (id == null) {
-            throw new MalformedPayloadException(at + ".id: missing");
+            throw MalformedPayloadException.badField(at + ".id", "missing");
         }
         return new ApiWebhook(id, optText(n, at, "url"), optText(n, at, "lastDeliveryStatus"),
                 optInstant(n, at, "lastDeliveryAt"));
@@ -146,20 +146,20 @@ public class MetaKitJson {
 
     private JsonNode tree(byte[] body) {
         if (body == null || body.length == 0) {
-            throw new MalformedPayloadException("empty body");
+            throw MalformedPayloadException.notJson("empty body");
         }
         try {
             return checked(mapper.readTree(body));
         } catch (JsonProcessingException e) {
             throw notJson(e);
         } catch (IOException e) {
-            throw new MalformedPayloadException("unreadable body");
+            throw MalformedPayloadException.notJson("unreadable body");
         }
     }
 
     private JsonNode tree(String body) {
         if (body == null || body.isEmpty()) {
-            throw new MalformedPayloadException("empty body");
+            throw MalformedPayloadException.notJson("empty body");
         }
         try {
             return checked(mapper.readTree(body));
@@ -170,7 +170,7 @@ public class MetaKitJson {
 
     private static JsonNode checked(JsonNode root) {
         if (root == null || root.isMissingNode()) {
-            throw new MalformedPayloadException("empty body");
+            throw MalformedPayloadException.notJson("empty body");
         }
         return root;
     }
@@ -178,20 +178,20 @@ public class MetaKitJson {
     // Jackson's own message quotes the offending token: report only where it broke.
     private static MalformedPayloadException notJson(JsonProcessingException e) {
         JsonLocation where = e.getLocation();
-        return new MalformedPayloadException(where == null ? "not valid JSON"
+        return MalformedPayloadException.notJson(where == null ? "not valid JSON"
                 : "not valid JSON at line " + where.getLineNr() + ", column " + where.getColumnNr());
     }
 
     private static <T> List<T> array(JsonNode root, String what, Mapper<T> element) {
         if (!root.isArray()) {
-            throw new MalformedPayloadException(what + ": expected a JSON array");
+            throw MalformedPayloadException.badField(what, "expected a JSON array");
         }
         List<T> out = new ArrayList<>(root.size());
         for (int i = 0; i < root.size(); i++) {
             JsonNode n = root.get(i);
             String at = what + "[" + i + "]";
             if (!n.isObject()) {
-                throw new MalformedPayloadException(at + ": not an object");
+                throw MalformedPayloadException.badField(at, "not an object");
             }
             out.add(element.map(n, at));
         }
@@ -218,7 +218,7 @@ public class MetaKitJson {
             return null;
         }
         if (!v.isTextual()) {
-            throw new MalformedPayloadException(name(at, field) + ": not a string");
+            throw MalformedPayloadException.badField(name(at, field), "not a string");
         }
         return v.asText();
     }
@@ -226,7 +226,7 @@ public class MetaKitJson {
     private static long reqLong(JsonNode n, String at, String field) {
         Long v = optLong(n, at, field);
         if (v == null) {
-            throw new MalformedPayloadException(name(at, field) + ": missing");
+            throw MalformedPayloadException.badField(name(at, field), "missing");
         }
         return v;
     }
@@ -241,7 +241,7 @@ public class MetaKitJson {
         try {
             return d.longValueExact();
         } catch (ArithmeticException e) {
-            throw new MalformedPayloadException(name(at, field) + ": not an integer");
+            throw MalformedPayloadException.badField(name(at, field), "not an integer");
         }
     }
 
@@ -254,7 +254,7 @@ public class MetaKitJson {
     private static BigDecimal decimal(JsonNode v, String name) {
         if (v.isNumber()) {
             if (v.isFloat() || v.isDouble()) {
-                throw new MalformedPayloadException(name + ": binary floating point");
+                throw MalformedPayloadException.badField(name, "binary floating point");
             }
             return v.decimalValue();
         }
@@ -262,10 +262,10 @@ public class MetaKitJson {
             try {
                 return new BigDecimal(v.asText().strip());
             } catch (NumberFormatException e) {
-                throw new MalformedPayloadException(name + ": not a number");
+                throw MalformedPayloadException.badField(name, "not a number");
             }
         }
-        throw new MalformedPayloadException(name + ": not a number");
+        throw MalformedPayloadException.badField(name, "not a number");
     }
 
     private static Instant optInstant(JsonNode n, String at, String field) {
@@ -276,7 +276,7 @@ public class MetaKitJson {
         try {
             return OffsetDateTime.parse(text.strip()).toInstant();
         } catch (DateTimeParseException e) {
-            throw new MalformedPayloadException(name(at, field) + ": not an ISO-8601 time");
+            throw MalformedPayloadException.badField(name(at, field), "not an ISO-8601 time");
         }
     }
 }

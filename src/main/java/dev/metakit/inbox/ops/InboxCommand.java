@@ -59,19 +59,16 @@ public final class InboxCommand {
         try {
             for (int i = 1; i < args.length; i++) {
                 switch (args[i]) {
-                    case "--account" -> account = Long.valueOf(value(args, ++i));
-                    case "--from" -> from = Instant.parse(value(args, ++i));
-                    case "--to" -> to = Instant.parse(value(args, ++i));
+                    case "--account" -> account = number(args, ++i);
+                    case "--from" -> from = instant(args, ++i);
+                    case "--to" -> to = instant(args, ++i);
                     case "--all" -> all = true;
                     case "--older-than" -> olderThan = value(args, ++i);
-                    case "--from-seq" -> fromSeq = Long.valueOf(value(args, ++i));
-                    case "--since" -> since = Instant.parse(value(args, ++i));
+                    case "--from-seq" -> fromSeq = number(args, ++i);
+                    case "--since" -> since = instant(args, ++i);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
-        } catch (NumberFormatException | DateTimeParseException e) {
-            err.println("InboxCommand: " + e.getMessage() + "\n" + USAGE);
-            return 2;
         } catch (IllegalArgumentException e) {
             err.println("InboxCommand: " + e.getMessage() + "\n" + USAGE);
             return 2;
@@ -132,6 +129,26 @@ public final class InboxCommand {
             throw new IllegalArgumentException(args[i - 1] + " needs a value");
         }
         return args[i];
+    }
+
+    // the option's own words, not the parser's ("For input string", "could not be parsed at index 7")
+    private static long number(String[] args, int i) {
+        String v = value(args, i);
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a whole number, got '" + v + "'");
+        }
+    }
+
+    private static Instant instant(String[] args, int i) {
+        String v = value(args, i);
+        try {
+            return Instant.parse(v);
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(args[i - 1] + " needs an ISO-8601 UTC instant such as"
+                    + " 2026-12-01T00:00:00Z, got '" + v + "'");
+        }
     }
 
     private static PGSimpleDataSource dataSource(String url, Map<String, String> env) {

@@ -5,7 +5,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 
 /**
- * The bean {@code inboxMaintenance}: replay and requeue for routes, JMX or the ops page, e.g.
+ * The bean {@code inboxMaintenance}: replay and requeue for a route's {@code bean:} step, e.g.
  * {@code bean:inboxMaintenance?method=replayAccount(2)}.
  */
 public class InboxOps {

@@ -5,6 +5,7 @@ import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.FeedMaintenance;
+import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
@@ -111,8 +112,9 @@ public class OpsPage extends ContextBean {
             headers.put(ReconcileRoutes.ACCOUNT_HEADER, account);
             headers.put(ReconcileRoutes.TRIGGER_HEADER, "manual");
             Object result = producer.requestBodyAndHeaders(ReconcileRoutes.RECONCILE_ACCOUNT, "", headers);
-            LOG.info("Ops page: reconcile of account {} asked for: {}", account, result);
-            return Map.of("account", account, "result", String.valueOf(result));
+            String words = result instanceof ReconcileResult r ? r.inWords() : String.valueOf(result);
+            LOG.info("Ops page: reconcile of account {} asked for: {}", account, words);
+            return Map.of("account", account, "result", words);
         }), false);
         LOG.info("Ops page on the management port at {} (token required)", path);
     }
@@ -132,14 +134,16 @@ public class OpsPage extends ContextBean {
         try {
             reply(ctx, 200, call.run());
         } catch (NumberFormatException e) {
-            reply(ctx, 400, Map.of("error", "account must be a number"));
+            reply(ctx, 400, Map.of("error", "account and fromSeq must be whole numbers"));
         } catch (Exception e) {
             Throwable root = e;
             while (root.getCause() != null && root.getCause() != root) {
                 root = root.getCause();
             }
-            LOG.warn("Ops page call {} failed: {}", ctx.request().path(), root.getMessage());
-            reply(ctx, 502, Map.of("error", String.valueOf(root.getMessage())));
+            // a message for the person at the page; an exception without one is named by its kind, never "null"
+            String error = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+            LOG.warn("Ops page call {} failed: {}", ctx.request().path(), error);
+            reply(ctx, 502, Map.of("error", error));
         }
     }
 

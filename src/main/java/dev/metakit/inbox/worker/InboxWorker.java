@@ -267,7 +267,7 @@ public class InboxWorker extends ContextBean {
             try {
                 event = json.webhookEvent(row.body());
             } catch (MalformedPayloadException e) {
-                deadLetter(row, e.getMessage());
+                deadLetter(row, PoisonReason.of(e), e.getMessage());
                 continue;
             }
             String name = row.event() != null ? row.event() : event.event();
@@ -278,7 +278,7 @@ public class InboxWorker extends ContextBean {
             if (!trade.isTrade(name)) {
                 settled.add(row.key());
             } else if (account == null) {
-                deadLetter(row, PoisonReason.NO_ACCOUNT_MESSAGE);
+                deadLetter(row, PoisonReason.NO_ACCOUNT, PoisonReason.NO_ACCOUNT_MESSAGE);
             } else {
                 tradeRows.computeIfAbsent(account, a -> new ArrayList<>()).add(row);
                 tradeEventsByAccount.computeIfAbsent(account, a -> new ArrayList<>()).add(event);
@@ -404,8 +404,7 @@ public class InboxWorker extends ContextBean {
     }
 
     /** A row no retry can fix (its body): failed at once, with the reason. */
-    private void deadLetter(InboxRow row, String reason) {
-        PoisonReason kind = PoisonReason.of(reason);
+    private void deadLetter(InboxRow row, PoisonReason kind, String reason) {
         String error = "unusable body, not retried (" + kind.label() + "): " + reason;
         String about = row.accountId() == null ? "no account" : "account " + row.accountId();
         settle(new Outcome(null, "row " + row.key(), List.of(() -> {

@@ -1,9 +1,10 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.metakit.MalformedPayloadException;
+
 /**
  * Why a row was dead-lettered: its body is one no retry can fix. The label is the {@code reason} tag of
- * {@code metakit_inbox_dead_lettered_total}. Told from {@link dev.metakit.inbox.metakit.MalformedPayloadException}'s
- * message, which names the field that broke.
+ * {@code metakit_inbox_dead_lettered_total}.
  */
 public enum PoisonReason {
     NOT_JSON("not_json"),
@@ -13,6 +14,8 @@ public enum PoisonReason {
     MALFORMED("malformed");
 
     static final String NO_ACCOUNT_MESSAGE = "trade event without account_id";
+    /** the one field of a webhook body the worker names on its own: the position a delivery is about */
+    private static final String TICKET_FIELD = "data.ticket";
 
     private final String label;
 
@@ -24,20 +27,12 @@ public enum PoisonReason {
         return label;
     }
 
-    static PoisonReason of(String message) {
-        String m = message == null ? "" : message;
-        if (m.startsWith("not valid JSON") || m.equals("empty body") || m.equals("unreadable body")) {
-            return NOT_JSON;
-        }
-        if (m.equals("webhook body is not a JSON object")) {
-            return NOT_OBJECT;
-        }
-        if (m.equals(NO_ACCOUNT_MESSAGE)) {
-            return NO_ACCOUNT;
-        }
-        if (m.startsWith("data.ticket")) {
-            return BAD_TICKET;
-        }
-        return MALFORMED;
+    /** The reason for a body {@link dev.metakit.inbox.metakit.MetaKitJson} could not read, from what it found. */
+    static PoisonReason of(MalformedPayloadException e) {
+        return switch (e.defect()) {
+            case NOT_JSON -> NOT_JSON;
+            case NOT_OBJECT -> NOT_OBJECT;
+            case FIELD -> TICKET_FIELD.equals(e.field()) ? BAD_TICKET : MALFORMED;
+        };
     }
 }

@@ -22,7 +22,7 @@ public class WorkerRoutes extends RouteBuilder {
         from(InboxDoorbell.QUEUE_URI + "?size=1&concurrentConsumers=1").routeId(DOORBELL_ROUTE).startupOrder(50)
                 // let a burst gather: events for one account that arrive meanwhile fold into the same reconcile.
                 // Synchronous, so the wait holds this one consumer thread and rings fold into one drain (an async
-                // delay handed each ring to the scheduler at once and started drains that split the due rows)
+                // delay would hand each ring to the scheduler at once and start drains that split the due rows)
                 .delay(simple("{{metakit.worker.coalesce-millis}}")).syncDelayed()
                 .to(DRAIN);
 

@@ -2,6 +2,7 @@ package dev.metakit.inbox.config;
 
 import dev.metakit.inbox.support.ChildEnvironment;
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.HealthProbe;
 import dev.metakit.inbox.support.InboxProcess;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
@@ -13,10 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -119,6 +117,14 @@ class SandboxModeIT {
                 .contains("no sandbox mode, this run uses your settings: metakit.database.url (METAKIT_DATABASE_URL)")
                 .doesNotContain("SANDBOX MODE").contains("Database ready: jdbc:postgresql://");
         assertThat(copy.resolve("data/sandbox-postgres")).doesNotExist();
+        // the dev run's banner (no secret given) names that database, not the embedded one, and no password
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.readString(log).contains("Dev secret"));
+        String banner = Files.readString(log);
+        assertThat(banner).contains("Database         : PostgreSQL at jdbc:postgresql://")
+                .doesNotContain("Database         : embedded");
+        if (TestDatabase.password() != null) {
+            assertThat(banner).doesNotContain(TestDatabase.password());
+        }
     }
 
     @Test
@@ -184,16 +190,7 @@ class SandboxModeIT {
     }
 
     private int healthStatus() {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort
-                    + "/observe/health")).timeout(Duration.ofSeconds(2)).GET().build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
+        return HealthProbe.status(http, managementPort, Duration.ofSeconds(2));
     }
 
     private Set<String> rowKeys() {

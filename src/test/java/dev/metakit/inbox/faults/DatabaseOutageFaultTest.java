@@ -1,23 +1,15 @@
 package dev.metakit.inbox.faults;
 
 import dev.metakit.inbox.support.FaultWindow;
-import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.OwnPostgresInbox;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
-import dev.metakit.inbox.support.StoppablePostgres;
-import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,33 +25,8 @@ class DatabaseOutageFaultTest {
     static final Duration PROCESSED_AFTER_RETURN = Duration.ofSeconds(5);
     private static final int ACCOUNTS = 10;
 
-    @TempDir
-    Path dataDir;
-
-    private StoppablePostgres postgres;
-    private FakeMetaKit metakit;
-    private RunningInbox inbox;
-
-    @BeforeEach
-    void start() throws Exception {
-        postgres = new StoppablePostgres(dataDir);
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
-        // the defaults a user gets, on this test's own PostgreSQL and MetaKit double
-        Map<String, String> settings = new HashMap<>(postgres.bundleSettings());
-        settings.put("metakit.api.url", metakit.url());
-        settings.put("metakit.api.key", FakeMetaKit.API_KEY);
-        inbox = RunningInbox.start(settings);
-    }
-
-    @AfterEach
-    void stopAll() throws Exception {
-        if (inbox != null) {
-            inbox.close();
-        }
-        metakit.close();
-        postgres.close();
-    }
+    @RegisterExtension
+    final OwnPostgresInbox bundle = new OwnPostgresInbox(ACCOUNTS);
 
     @Test
     void anEightSecondStopIsAnswered503AndEveryAckedRowIsProcessedWithinFiveSecondsOfItsReturn() throws Exception {
@@ -78,40 +45,39 @@ class DatabaseOutageFaultTest {
     }
 
     private void outage(String kind, Duration down, boolean kill) throws Exception {
-        SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, 8, 50, ACCOUNTS).start();
+        SignedLoad load = new SignedLoad(bundle.inbox().webhookUri(), RunningInbox.SECRET, 8, 50, ACCOUNTS).start();
         await().atMost(Duration.ofSeconds(20)).until(() -> load.count(SignedLoad.Sent::acked) >= 200);
 
         if (kill) {
-            postgres.kill();
+            bundle.postgres().kill();
         } else {
-            postgres.stop();
+            bundle.postgres().stop();
         }
         // down from here: until the stop returns, a commit that made it before the server went away is a true ack
         long downAt = System.nanoTime();
-        await().atMost(down).until(() -> inbox.healthStatus() == 503);
+        await().atMost(down).until(() -> bundle.inbox().healthStatus() == 503);
         long healthDownMillis = Duration.ofNanos(System.nanoTime() - downAt).toMillis();
         FaultWindow.holdUntil(downAt + down.toNanos(), "health 503 while the database is down",
-                () -> inbox.healthStatus() == 503);
+                () -> bundle.inbox().healthStatus() == 503);
 
         long upBegin = System.nanoTime();
-        postgres.start();
+        bundle.postgres().start();
         long upAt = System.nanoTime();
         Set<String> ackedBeforeReturn = SignedLoad.ackedKeys(load.results());
-        Duration processedAfterReturn = untilProcessed(ackedBeforeReturn, upAt, Duration.ofSeconds(30));
+        Duration processedAfterReturn = bundle.untilProcessed(ackedBeforeReturn, upAt, Duration.ofSeconds(30));
 
         await().atMost(Duration.ofSeconds(15)).until(() -> load.count(s -> s.acked() && s.startNanos() > upAt) >= 200);
         long firstAckAfterUp = load.results().stream().filter(s -> s.acked() && s.startNanos() > upAt)
                 .mapToLong(SignedLoad.Sent::endNanos).min().orElseThrow();
         // readiness comes back with the database, no restart
-        await().atMost(Duration.ofSeconds(10)).until(() -> inbox.healthStatus() == 200);
+        await().atMost(Duration.ofSeconds(10)).until(() -> bundle.inbox().healthStatus() == 200);
         List<SignedLoad.Sent> sent = load.stop();
         Set<String> acked = SignedLoad.ackedKeys(sent);
-        Duration drained = untilProcessed(acked, System.nanoTime(), Duration.ofSeconds(30));
+        Duration drained = bundle.untilProcessed(acked, System.nanoTime(), Duration.ofSeconds(30));
 
         List<SignedLoad.Sent> whileDown = sent.stream()
                 .filter(s -> s.startNanos() >= downAt && s.endNanos() <= upBegin).toList();
-        Set<String> ackedButMissing = new HashSet<>(acked);
-        ackedButMissing.removeAll(TestDatabase.strings(postgres.dataSource(), "select delivery_key from webhook_inbox"));
+        Set<String> ackedButMissing = bundle.missing(acked);
         System.out.printf("FAULT database-%s %ds: sent=%d statuses=%s while-down=%d %s p50=%d ms max=%d ms; health 503"
                         + " after %d ms; postgres start took %d ms; first 2xx %d ms after it was up; rows acked before"
                         + " its return (%d) all processed %d ms after it; backlog drained %d ms after the load stopped;"
@@ -134,27 +100,5 @@ class DatabaseOutageFaultTest {
         assertThat(ackedButMissing).as("acked but missing").isEmpty();
         assertThat(processedAfterReturn).as("every row acked before the database's return processed after it")
                 .isLessThan(PROCESSED_AFTER_RETURN);
-    }
-
-    /** How long after {@code from} (nanoTime) every one of {@code keys} was processed (polled every 100 ms). */
-    private Duration untilProcessed(Set<String> keys, long from, Duration patience) {
-        return untilProcessed(postgres, keys, from, patience);
-    }
-
-    static Duration untilProcessed(StoppablePostgres on, Set<String> keys, long from, Duration patience) {
-        await().atMost(patience).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
-                .until(() -> processed(on, keys) == keys.size());
-        return Duration.ofNanos(System.nanoTime() - from);
-    }
-
-    private static long processed(StoppablePostgres on, Set<String> keys) throws java.sql.SQLException {
-        try (var c = on.dataSource().getConnection(); var ps = c.prepareStatement(
-                "select count(*) from webhook_inbox where delivery_key = any(?) and processed_at is not null")) {
-            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
-            try (var rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
     }
 }

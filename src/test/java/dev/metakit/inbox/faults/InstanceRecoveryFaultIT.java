@@ -27,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,9 +66,7 @@ class InstanceRecoveryFaultIT {
         if (load != null) {
             load.stop();
         }
-        for (InboxProcess p : processes) {
-            p.close();
-        }
+        InboxProcess.closeAll(processes);
         metakit.close();
         audit.close();
     }
@@ -189,8 +186,7 @@ class InstanceRecoveryFaultIT {
     }
 
     private void startAll() {
-        CompletableFuture.allOf(processes.stream().map(p -> CompletableFuture.runAsync(p::start))
-                .toArray(CompletableFuture[]::new)).join();
+        InboxProcess.startAll(processes);
     }
 
     /** Waits, at most {@link #RECOVERY} from {@code fromNanos}, until these rows are processed; how long it took. */

@@ -1,66 +1,38 @@
 package dev.metakit.inbox.ingest;
 
+import dev.metakit.inbox.support.OwnPostgresInbox;
 import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.StoppablePostgres;
 import dev.metakit.inbox.support.TestSignatures;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** A database that goes away: never a 2xx for an uncommitted delivery, and recovery without a restart. */
 class IngestDurabilityTest {
-    @TempDir
-    Path dataDir;
-
-    private EmbeddedPostgres postgres;
-    private RunningInbox inbox;
-
-    @AfterEach
-    void stopAll() throws Exception {
-        if (inbox != null) {
-            inbox.close();
-        }
-        if (postgres != null) {
-            postgres.close();
-        }
-    }
-
-    private EmbeddedPostgres startPostgres(int port) throws Exception {
-        return EmbeddedPostgres.builder().setDataDirectory(dataDir).setCleanDataDirectory(false).setPort(port).start();
-    }
+    @RegisterExtension
+    final OwnPostgresInbox bundle = OwnPostgresInbox.withOnlyRoutes("beans", "ingest");
 
     @Test
     void whileTheDatabaseIsDownDeliveriesGet503FastAndTheRetryAfterRecoveryIsStored() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        postgres = startPostgres(port);
-        String url = postgres.getJdbcUrl("postgres", "postgres");
-        inbox = RunningInbox.start(Map.of("metakit.database.url", url, "metakit.database.user", "postgres",
-                "metakit.database.password", "",
-                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest")));
+        StoppablePostgres postgres = bundle.postgres();
+        RunningInbox inbox = bundle.inbox();
 
         byte[] body = "{\"event\":\"position.opened\",\"account_id\":9,\"data\":{\"ticket\":1}}"
                 .getBytes(StandardCharsets.UTF_8);
         long t = System.currentTimeMillis() / 1000;
         String header = TestSignatures.header(RunningInbox.SECRET, t, body);
 
-        postgres.close();
-        postgres = null;
+        postgres.stop();
 
         long started = System.nanoTime();
         HttpResponse<String> whileDown = inbox.post(body, header, "position.opened");
@@ -76,7 +48,7 @@ class IngestDurabilityTest {
         assertThat(Duration.ofNanos(System.nanoTime() - again)).isLessThan(Duration.ofMillis(500));
         await().atMost(Duration.ofSeconds(10)).until(() -> inbox.healthStatus() == 503);
 
-        postgres = startPostgres(port);
+        postgres.start();
         assertThat(countKey(t + ":" + TestSignatures.v1(RunningInbox.SECRET, t, body)))
                 .as("no key left behind by the failed attempt").isZero();
 
@@ -87,7 +59,7 @@ class IngestDurabilityTest {
     }
 
     private int countKey(String key) throws Exception {
-        try (Connection c = postgres.getPostgresDatabase().getConnection();
+        try (Connection c = bundle.postgres().dataSource().getConnection();
              PreparedStatement ps = c.prepareStatement("select count(*) from webhook_inbox where delivery_key = ?")) {
             ps.setString(1, key);
             try (ResultSet rs = ps.executeQuery()) {

@@ -60,6 +60,32 @@ class MetaKitJsonTest {
     }
 
     @Test
+    void theExceptionCarriesWhatIsWrongSoNoCallerReadsItsMessage() {
+        assertThat(malformed(() -> json.webhookEvent("{\"event\": x")))
+                .extracting(MalformedPayloadException::defect, MalformedPayloadException::field)
+                .containsExactly(MalformedPayloadException.Defect.NOT_JSON, null);
+        assertThat(malformed(() -> json.webhookEvent(new byte[0])).defect())
+                .isEqualTo(MalformedPayloadException.Defect.NOT_JSON);
+        assertThat(malformed(() -> json.webhookEvent("[1,2]")).defect())
+                .isEqualTo(MalformedPayloadException.Defect.NOT_OBJECT);
+        assertThat(malformed(() -> json.webhookEvent("{\"data\":{\"ticket\":1.5}}")))
+                .extracting(MalformedPayloadException::defect, MalformedPayloadException::field)
+                .containsExactly(MalformedPayloadException.Defect.FIELD, "data.ticket");
+        assertThat(malformed(() -> json.webhookEvent("{\"data\":7}")).field()).isEqualTo("data");
+        assertThat(malformed(() -> json.positions("[{\"symbol\":\"EURUSD\"}]")).field())
+                .isEqualTo("positions[0].ticket");
+    }
+
+    private static MalformedPayloadException malformed(Runnable read) {
+        try {
+            read.run();
+        } catch (MalformedPayloadException e) {
+            return e;
+        }
+        throw new AssertionError("no MalformedPayloadException");
+    }
+
+    @Test
     void positionDecimalsAreExactAndKeepTheirScale() {
         var positions = json.positions("""
                 [{"ticket":99302156,"symbol":"EURUSD","type":"buy","volume":0.10,"price_open":1.08450,

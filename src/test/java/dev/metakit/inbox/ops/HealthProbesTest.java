@@ -1,18 +1,14 @@
 package dev.metakit.inbox.ops;
 
-import dev.metakit.inbox.support.RunningInbox;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import org.junit.jupiter.api.AfterEach;
+import dev.metakit.inbox.support.OwnPostgresInbox;
+import dev.metakit.inbox.support.StoppablePostgres;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.ServerSocket;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -22,42 +18,17 @@ import static org.awaitility.Awaitility.await;
  * second only, and readiness must come back by itself.
  */
 class HealthProbesTest {
-    @TempDir
-    Path dataDir;
-
-    private EmbeddedPostgres postgres;
-    private RunningInbox inbox;
+    @RegisterExtension
+    final OwnPostgresInbox bundle = OwnPostgresInbox.withOnlyRoutes("beans", "ingest", "worker");
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-
-    @AfterEach
-    void stopAll() throws Exception {
-        if (inbox != null) {
-            inbox.close();
-        }
-        if (postgres != null) {
-            postgres.close();
-        }
-    }
-
-    private EmbeddedPostgres startPostgres(int port) throws Exception {
-        return EmbeddedPostgres.builder().setDataDirectory(dataDir).setCleanDataDirectory(false).setPort(port).start();
-    }
 
     @Test
     void whileTheDatabaseIsDownLivenessStaysUpAndReadinessGoesDownUntilItIsBack() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        postgres = startPostgres(port);
-        inbox = RunningInbox.start(Map.of("metakit.database.url", postgres.getJdbcUrl("postgres", "postgres"),
-                "metakit.database.user", "postgres", "metakit.database.password", "",
-                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest", "worker")));
+        StoppablePostgres postgres = bundle.postgres();
         assertThat(status("/observe/health/live")).isEqualTo(200);
         assertThat(status("/observe/health/ready")).isEqualTo(200);
 
-        postgres.close();
-        postgres = null;
+        postgres.stop();
 
         await().atMost(Duration.ofSeconds(15)).until(() -> status("/observe/health/ready") == 503);
         HttpResponse<String> ready = get("/observe/health/ready");
@@ -66,7 +37,7 @@ class HealthProbesTest {
         assertThat(live.statusCode()).as(live.body()).isEqualTo(200);
         assertThat(live.body()).contains("UP").doesNotContain("DOWN");
 
-        postgres = startPostgres(port);
+        postgres.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> status("/observe/health/ready") == 200);
         assertThat(status("/observe/health/live")).isEqualTo(200);
     }
@@ -80,7 +51,8 @@ class HealthProbesTest {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(inbox.managementUri(path)).timeout(Duration.ofSeconds(5)).GET().build(),
+        return http.send(HttpRequest.newBuilder(bundle.inbox().managementUri(path)).timeout(Duration.ofSeconds(5))
+                        .GET().build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 }

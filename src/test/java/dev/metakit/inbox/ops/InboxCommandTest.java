@@ -59,6 +59,11 @@ class InboxCommandTest {
         assertThat(run("replay")).isEqualTo(2);
         assertThat(err.toString()).contains("replay needs --account, --from or --to");
         assertThat(run("replay", "--from", "yesterday")).isEqualTo(2);
+        assertThat(err.toString()).contains("--from needs an ISO-8601 UTC instant such as 2026-12-01T00:00:00Z,"
+                + " got 'yesterday'").doesNotContain("could not be parsed");
+        assertThat(run("replay", "--account", "two")).isEqualTo(2);
+        assertThat(err.toString()).contains("--account needs a whole number, got 'two'")
+                .doesNotContain("For input string");
         assertThat(run("frobnicate", "--all")).isEqualTo(2);
         assertThat(scalar("select count(*) from webhook_inbox where processed_at is null")).isZero();
     }

@@ -10,7 +10,7 @@ public final class JsonLogProbe {
 
     public static void main(String[] args) {
         Logger log = LoggerFactory.getLogger("dev.metakit.inbox.reconcile");
-        log.info("Reconciled account 2: opened 1");
+        log.info("Reconciled account 2: 1 position opened");
         log.warn("Inbox row k failed after 8 attempts (account 2, tickets [77]): boom",
                 new IllegalStateException("boom", new java.io.IOException("connection reset")));
     }

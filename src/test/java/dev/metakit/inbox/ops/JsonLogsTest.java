@@ -26,7 +26,7 @@ class JsonLogsTest {
         for (String line : lines) {
             events.add(mapper.readTree(line));
         }
-        assertThat(events.get(0).get("message").asText()).isEqualTo("Reconciled account 2: opened 1");
+        assertThat(events.get(0).get("message").asText()).isEqualTo("Reconciled account 2: 1 position opened");
         assertThat(events.get(0).get("log.level").asText()).isEqualTo("INFO");
         assertThat(events.get(0).get("log.logger").asText()).isEqualTo("dev.metakit.inbox.reconcile");
         assertThat(events.get(0).get("@timestamp").asText()).isNotBlank();
@@ -40,7 +40,7 @@ class JsonLogsTest {
     @Test
     void byDefaultLinesAreTextForHumans() throws Exception {
         List<String> lines = runProbe(null);
-        assertThat(lines.get(0)).matches("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} INFO  \\[main\\] reconcile - Reconciled account 2: opened 1");
+        assertThat(lines.get(0)).matches("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} INFO  \\[main\\] reconcile - Reconciled account 2: 1 position opened");
         assertThat(String.join("\n", lines)).contains("Caused by: java.io.IOException: connection reset");
     }
 

@@ -13,6 +13,7 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -26,8 +27,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import static dev.metakit.inbox.support.TestDatabase.scalar;
@@ -150,6 +154,7 @@ class OpsPageTest {
             assertThat(browser.findElement(By.id("endpoints")).getText()).contains("wh_1", "succeeded");
             assertThat(browser.findElement(By.id("accounts")).getText()).contains("2", "5");
             assertThat(browser.findElements(By.cssSelector("#chart rect")).size()).isEqualTo(120);
+            theChartHasATimeAxisAndAScale(browser);
 
             // requeue: MetaKit knows account 5 now, so the row is processed this time
             metakit.account(5);
@@ -164,6 +169,8 @@ class OpsPageTest {
             browser.findElement(By.id("reconcile-2")).click();
             await().atMost(Duration.ofSeconds(15)).until(() ->
                     browser.findElement(By.id("message")).getText().contains("account 2 reconciled"));
+            assertThat(browser.findElement(By.id("message")).getText()).as("the result in words, not a Java record")
+                    .isEqualTo("account 2 reconciled: 1 position opened");
             assertThat(scalar("select count(*) from positions where account_id = 2 and status = 'open'")).isEqualTo(2);
             await().atMost(Duration.ofSeconds(15)).until(() ->
                     browser.findElement(By.cssSelector("#accounts tbody tr:first-child")).getText().contains("2 2"));
@@ -177,6 +184,36 @@ class OpsPageTest {
         } finally {
             browser.quit();
         }
+    }
+
+    /** Labelled times every 10 minutes of the last hour (UTC), and a scale in deliveries per minute that fits the bars. */
+    private static void theChartHasATimeAxisAndAScale(WebDriver browser) throws Exception {
+        List<String> times = browser.findElements(By.cssSelector("#chart text.x-label")).stream()
+                .map(WebElement::getText).toList();
+        assertThat(times).hasSize(6).allMatch(t -> t.matches("\\d\\d:\\d0"));
+        List<LocalTime> parsed = times.stream().map(LocalTime::parse).toList();
+        for (int i = 1; i < parsed.size(); i++) {
+            assertThat(Duration.between(parsed.get(i - 1), parsed.get(i)).plusDays(1).toMinutes() % (24 * 60))
+                    .as("ten minutes apart: %s", times).isEqualTo(10);
+        }
+        LocalTime now = LocalTime.now(ZoneOffset.UTC);
+        long lastLabelAgo = (Duration.between(parsed.get(5), now).toMinutes() + 24 * 60) % (24 * 60);
+        assertThat(lastLabelAgo).as("the last label %s is the latest ten minutes before %s UTC", times.get(5), now)
+                .isBetween(0L, 10L);
+        assertThat(browser.findElement(By.cssSelector("#chart text.axis-title")).getText()).contains("UTC");
+
+        List<String> scale = browser.findElements(By.cssSelector("#chart text.y-label")).stream()
+                .map(WebElement::getText).toList();
+        assertThat(scale).first().isEqualTo("0 /min");
+        assertThat(scale).allMatch(t -> t.matches("\\d+ /min"));
+        long top = Long.parseLong(scale.get(scale.size() - 1).replace(" /min", ""));
+        long busiestMinute = scalar("""
+                select greatest(
+                  (select max(n) from (select count(*) n from webhook_inbox group by date_trunc('minute', received_at)) r),
+                  (select max(n) from (select count(*) n from webhook_inbox where processed_at is not null
+                                        group by date_trunc('minute', processed_at)) p))""");
+        assertThat(top).as("the scale's top covers the busiest minute (%s) and is 1, 2 or 5 times a power of 10",
+                busiestMinute).isGreaterThanOrEqualTo(busiestMinute).isIn(1L, 2L, 5L);
     }
 
     private static String failedKey() throws Exception {

@@ -4,13 +4,13 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.awaitility.Awaitility.await;
@@ -86,6 +86,19 @@ public final class InboxProcess implements AutoCloseable {
         return this;
     }
 
+    /** Starts the processes side by side (each boot takes a while) and waits until each one's health answers 200. */
+    public static void startAll(Collection<InboxProcess> processes) {
+        CompletableFuture.allOf(processes.stream().map(p -> CompletableFuture.runAsync(p::start))
+                .toArray(CompletableFuture[]::new)).join();
+    }
+
+    /** Kills whichever of them still runs. */
+    public static void closeAll(Collection<InboxProcess> processes) throws InterruptedException {
+        for (InboxProcess p : processes) {
+            p.close();
+        }
+    }
+
     /** SIGKILL on Linux: no shutdown hook, no graceful stop, in-flight requests cut. */
     public void kill() throws InterruptedException {
         process.destroyForcibly();
@@ -114,16 +127,7 @@ public final class InboxProcess implements AutoCloseable {
     }
 
     public int healthStatus() {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort
-                    + "/observe/health")).timeout(Duration.ofSeconds(2)).GET().build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
+        return HealthProbe.status(http, managementPort, Duration.ofSeconds(2));
     }
 
     public Path log() {

@@ -29,6 +29,11 @@ public final class RawHttp implements AutoCloseable {
         in = socket.getInputStream();
     }
 
+    /** This end's port, which names the connection on the server's side too. */
+    public int localPort() {
+        return socket.getLocalPort();
+    }
+
     /** The request head for {@code POST <target>}: the given header lines, then a blank line. */
     public static String head(String target, String... headerLines) {
         StringBuilder b = new StringBuilder("POST ").append(target).append(" HTTP/1.1\r\nHost: localhost\r\n");

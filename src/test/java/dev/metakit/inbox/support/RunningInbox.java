@@ -1,7 +1,9 @@
 package dev.metakit.inbox.support;
 
+import dev.metakit.inbox.Application;
 import org.apache.camel.CamelContext;
 import org.apache.camel.main.Main;
+import org.apache.camel.main.MainListener;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,13 +15,15 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import static org.awaitility.Awaitility.await;
 
 /**
- * The real bundle, booted the way {@code java -jar} boots it (camel-main, application.properties, the YAML route
- * files from the project's routes/ folder), on free ports and a test database.
+ * The real bundle, booted the way {@code java -jar} boots it ({@link Application#boot}: the startup checks, the
+ * application.properties of the working directory over the jar's, the run mode), with the YAML route files from the
+ * project's routes/ folder, on free ports and a test database.
  */
 public final class RunningInbox implements AutoCloseable {
     public static final String SECRET = "whsec_test_current_0123456789";
@@ -30,14 +34,13 @@ public final class RunningInbox implements AutoCloseable {
     private final int managementPort;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    private RunningInbox(Map<String, String> overrides) {
+    private RunningInbox(Path workingDirectory, Map<String, String> environment, Map<String, String> overrides) {
         httpPort = freePort();
         managementPort = freePort();
-        main = new Main();
-        main.addMainListener(new NoEnvironmentOverrides());
-        main.setPropertyPlaceholderLocations("file:" + basedir().resolve("application.properties"));
-        main.addOverrideProperty("camel.main.routes-include-pattern",
-                "file:" + basedir().resolve("routes") + "/*.camel.yaml");
+        main = Application.boot(environment::get, workingDirectory);
+        ignoreTheTestJvmsEnvironment(main);
+        // the project's route files, as ./run.sh points camel-main at them, rather than the build's copies in the jar
+        main.addOverrideProperty(ROUTE_FILES, "file:" + basedir().resolve("routes") + "/*.camel.yaml");
         main.addOverrideProperty("camel.server.port", String.valueOf(httpPort));
         main.addOverrideProperty("camel.server.host", "127.0.0.1");
         main.addOverrideProperty("camel.management.port", String.valueOf(managementPort));
@@ -56,6 +59,17 @@ public final class RunningInbox implements AutoCloseable {
             overrides.putIfAbsent(JAVA_ROUTES, NoJavaRoutes.class.getName());
         }
         overrides.forEach(main::addOverrideProperty);
+    }
+
+    /**
+     * {@link NoEnvironmentOverrides} before the product's own listeners, so that the run mode is decided on the
+     * settings the test gives, too.
+     */
+    private static void ignoreTheTestJvmsEnvironment(Main main) {
+        List<MainListener> product = List.copyOf(main.getMainListeners());
+        product.forEach(main::removeMainListener);
+        main.addMainListener(new NoEnvironmentOverrides());
+        product.forEach(main::addMainListener);
     }
 
     private static final String ROUTE_FILES = "camel.main.routes-include-pattern";
@@ -90,7 +104,17 @@ public final class RunningInbox implements AutoCloseable {
     }
 
     public static RunningInbox start(Map<String, String> overrides) {
-        RunningInbox inbox = new RunningInbox(new LinkedHashMap<>(overrides));
+        return start(basedir(), Map.of(), overrides);
+    }
+
+    /**
+     * As {@link #start(Map)}, as if {@code java -jar} ran in {@code workingDirectory} (its application.properties
+     * overrides the jar's) with {@code environment} as the process environment. The test JVM's own environment never
+     * reaches the bundle: Camel's lookup of the variables it derives from keys is off ({@link NoEnvironmentOverrides}).
+     */
+    public static RunningInbox start(Path workingDirectory, Map<String, String> environment,
+                                     Map<String, String> overrides) {
+        RunningInbox inbox = new RunningInbox(workingDirectory, environment, new LinkedHashMap<>(overrides));
         try {
             inbox.main.start();
         } catch (Exception e) {
@@ -127,15 +151,7 @@ public final class RunningInbox implements AutoCloseable {
     }
 
     public int healthStatus() {
-        try {
-            return http.send(HttpRequest.newBuilder(managementUri("/observe/health")).timeout(Duration.ofSeconds(3))
-                    .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
+        return HealthProbe.status(http, managementPort, Duration.ofSeconds(3));
     }
 
     public String metrics() throws IOException, InterruptedException {

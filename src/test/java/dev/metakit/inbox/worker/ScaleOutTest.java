@@ -39,6 +39,10 @@ class ScaleOutTest {
             metakit.open(account, account * 100, "0.10", "0", "0", t0);
         }
         metakit.latency(5);
+    }
+
+    /** Two instances side by side on the one database, the periodic reconcile due every few seconds. */
+    private void startTwoInstances() {
         Map<String, String> p = Map.of("metakit.reconcile.interval", INTERVAL_SECONDS + "s");
         instances.add(RunningInbox.againstFakeMetaKit(metakit, p));
         instances.add(RunningInbox.againstFakeMetaKit(metakit, p));
@@ -52,6 +56,7 @@ class ScaleOutTest {
 
     @Test
     void everyRowIsWorkedByOneInstanceOnceAndTheLastReconciledStateIsRight() throws Exception {
+        startTwoInstances();
         for (int i = 0; i < 200; i++) {
             long account = 1 + (i % 20);
             RunningInbox target = instances.get(i % 2);
@@ -69,6 +74,7 @@ class ScaleOutTest {
 
     @Test
     void thePeriodicReconcileRunsOncePerPeriodAcrossInstances() throws Exception {
+        startTwoInstances();
         await().atMost(Duration.ofSeconds(20)).until(() ->
                 scalar("select count(*) from reconcile_runs where trigger = 'periodic'") >= 3);
         List<Instant> starts = new ArrayList<>();
@@ -90,8 +96,6 @@ class ScaleOutTest {
     @Test
     void rowsClaimedByAnInstanceThatDiedAreTakenOverWhenTheirLeaseRunsOut() throws Exception {
         // the claim a crashed instance leaves: rows leased to it, never finished
-        instances.forEach(RunningInbox::close);
-        instances.clear();
         exec("insert into webhook_inbox (delivery_key, event, account_id, body, claimed_by, claimed_until, attempts)"
                 + " select 'k' || g, 'position.opened', 1 + g % 20, convert_from(" + "'{\"event\":\"position.opened\","
                 + "\"account_id\":'::bytea || (1 + g % 20)::text::bytea || '}'::bytea, 'UTF8'), 'dead-instance',"
@@ -105,8 +109,6 @@ class ScaleOutTest {
 
     @Test
     void aRejectedApiKeyTurnsReadinessDownWithoutUsingUpTheRowsAttempts() throws Exception {
-        instances.forEach(RunningInbox::close);
-        instances.clear();
         RunningInbox wrongKey = RunningInbox.againstFakeMetaKit(metakit, Map.of("metakit.api.key", "not-the-key",
                 "metakit.worker.backoff-max-millis", "300", "metakit.worker.max-attempts", "2"));
         instances.add(wrongKey);

@@ -25,7 +25,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 
 import static dev.metakit.inbox.support.TestDatabase.scalar;
@@ -73,8 +72,7 @@ class ThreeInstancesBehindProxyIT {
                     "METAKIT_RECONCILE_INTERVAL", "PT" + INTERVAL.toSeconds() + "S",
                     "METAKIT_STATUS_INTERVAL", "PT1H")));
         }
-        CompletableFuture.allOf(instances.stream().map(p -> CompletableFuture.runAsync(p::start))
-                .toArray(CompletableFuture[]::new)).join();
+        InboxProcess.startAll(instances);
         proxy = new RoundRobinProxy(instances.stream().map(p -> p.webhookUri().getPort()).toList());
     }
 
@@ -83,9 +81,7 @@ class ThreeInstancesBehindProxyIT {
         if (proxy != null) {
             proxy.close();
         }
-        for (InboxProcess p : instances) {
-            p.close();
-        }
+        InboxProcess.closeAll(instances);
         metakit.close();
         audit.close();
     }
