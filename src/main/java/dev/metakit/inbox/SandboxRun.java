@@ -17,6 +17,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.camel.CamelContext;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.support.service.ServiceHelper;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 
@@ -116,8 +117,11 @@ final class SandboxRun extends MainListenerSupport {
     @Override
     public void beforeStart(BaseMainSupport main) {
         context = main.getCamelContext();
-        // a host may bind its own inboxDataSource: the sandbox's fake world never goes into anything but its own
-        database.verify(bean("inboxDataSource", DataSource.class));
+        // a host may bind its own inboxDataSource: the sandbox's fake world never goes into anything but its own. The
+        // database starts with the context, before anything that uses it; here it starts first, to be checked first
+        DataSource inboxDataSource = bean("inboxDataSource", DataSource.class);
+        ServiceHelper.startService(inboxDataSource);
+        database.verify(inboxDataSource);
         // every reconcile and retry is logged at INFO: in the sandbox the progress line says it in one place
         Configurator.setLevel("dev.metakit.inbox.reconcile", Level.WARN);
         Configurator.setLevel("dev.metakit.inbox.worker", Level.WARN);

@@ -3,8 +3,8 @@ package dev.metakit.inbox.feed;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
+import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.Required;
 import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
 import org.slf4j.Logger;
@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * then marked published. A failure stops the account where it is and backs it off (doubling up to a maximum), so a
  * change is never skipped; a change sent but not marked (a crash in between) is sent again with the same id.
  */
-public class ChangePublisher implements CamelContextAware {
+public class ChangePublisher extends ContextBean {
     private static final Logger LOG = LoggerFactory.getLogger(ChangePublisher.class);
     static final String DEFAULT_OUTLET = "direct:metakit-change-outlet";
     private static final int BATCH = 100;
@@ -48,14 +48,12 @@ public class ChangePublisher implements CamelContextAware {
     private final AtomicLong failures = new AtomicLong();
     private final List<Consumer<FeedChange>> sentListeners = new CopyOnWriteArrayList<>();
 
-    private CamelContext camelContext;
-    private String dataSourceBean = "inboxDataSource";
-    private volatile DataSource dataSource;
+    private DataSource dataSource;
     private volatile ProducerTemplate producer;
     private String outlet = DEFAULT_OUTLET;
-    private int concurrency = 4;
-    private long backoffBaseMillis = 1000;
-    private long backoffMaxMillis = 30_000;
+    private Integer concurrency;
+    private Long backoffBaseMillis;
+    private Long backoffMaxMillis;
     private int maxAccountsPerPoll = 1000;
     private volatile ExecutorService pool;
     private volatile boolean stopped;
@@ -64,8 +62,21 @@ public class ChangePublisher implements CamelContextAware {
     private record Backoff(int failures, long retryAtNanos) {
     }
 
+    @Override
+    protected void checkSettings() {
+        Required.setting(concurrency, "metakit.feed.concurrency");
+        Required.setting(backoffBaseMillis, "metakit.feed.backoff-base-millis");
+        Required.setting(backoffMaxMillis, "metakit.feed.backoff-max-millis");
+    }
+
+    /** Nothing to take: the pool is created at the first publish, so a bundle without the feed's poll holds none. */
+    @Override
+    protected void begin() {
+    }
+
     /** Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. */
-    public void stop() throws InterruptedException {
+    @Override
+    protected void end() throws InterruptedException {
         stopped = true;
         ExecutorService p = pool;
         if (p != null) {
@@ -164,7 +175,7 @@ public class ChangePublisher implements CamelContextAware {
     }
 
     private boolean running() {
-        return !stopped && camelContext.getStatus().isStarted();
+        return !stopped && getCamelContext().getStatus().isStarted();
     }
 
     /** Sends one change; null once the outlet took it, else the error. */
@@ -201,11 +212,11 @@ public class ChangePublisher implements CamelContextAware {
         }
     }
 
-    /** Created by the instance that publishes (camel-main may build a YAML bean twice; only one is bound). */
     private ExecutorService pool() {
         if (pool == null) {
             synchronized (this) {
                 if (pool == null) {
+                    checkSettings();
                     pool = Executors.newFixedThreadPool(concurrency, r -> {
                         Thread t = new Thread(r, "metakit-feed-publisher");
                         t.setDaemon(true);
@@ -221,7 +232,7 @@ public class ChangePublisher implements CamelContextAware {
         if (producer == null) {
             synchronized (this) {
                 if (producer == null) {
-                    producer = camelContext.createProducerTemplate();
+                    producer = getCamelContext().createProducerTemplate();
                 }
             }
         }
@@ -229,9 +240,6 @@ public class ChangePublisher implements CamelContextAware {
     }
 
     private DataSource dataSource() {
-        if (dataSource == null) {
-            dataSource = camelContext.getRegistry().lookupByNameAndType(dataSourceBean, DataSource.class);
-        }
         return dataSource;
     }
 
@@ -255,10 +263,6 @@ public class ChangePublisher implements CamelContextAware {
     /** Publish attempts that failed (the outlet's error, or the database's), each backing its account off. */
     public long failureCount() {
         return failures.get();
-    }
-
-    public void setDataSourceBean(String name) {
-        this.dataSourceBean = name;
     }
 
     public void setDataSource(DataSource dataSource) {
@@ -288,15 +292,5 @@ public class ChangePublisher implements CamelContextAware {
 
     public void setMaxAccountsPerPoll(int n) {
         this.maxAccountsPerPoll = Math.max(1, n);
-    }
-
-    @Override
-    public void setCamelContext(CamelContext camelContext) {
-        this.camelContext = camelContext;
-    }
-
-    @Override
-    public CamelContext getCamelContext() {
-        return camelContext;
     }
 }

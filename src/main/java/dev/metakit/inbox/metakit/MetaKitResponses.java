@@ -1,5 +1,6 @@
 package dev.metakit.inbox.metakit;
 
+import dev.metakit.inbox.config.Required;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 
@@ -14,11 +15,12 @@ public class MetaKitResponses {
     private final MetaKitJson json = new MetaKitJson();
     private MetaKitApiHealth apiHealth;
     private String apiKey;
-    private boolean devMode;
+    private Boolean devMode;
 
     /** The key is required once reconciles run, which is always: stop startup if it is missing. */
     public void start() {
-        if ((apiKey == null || apiKey.isBlank()) && !devMode) {
+        boolean dev = Required.setting(devMode, "metakit.dev-mode");
+        if ((apiKey == null || apiKey.isBlank()) && !dev) {
             throw new dev.metakit.inbox.config.ConfigurationException(
                     "METAKIT_API_KEY is required: the worker reconciles every account against MetaKit's REST API");
         }

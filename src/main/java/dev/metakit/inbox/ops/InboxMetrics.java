@@ -1,5 +1,7 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.frontdoor.FrontDoorEvents;
 import dev.metakit.inbox.reconcile.AccountReconciler;
@@ -17,7 +19,6 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.Exchange;
 import org.apache.camel.component.micrometer.MicrometerComponent;
 import org.apache.camel.support.service.ServiceHelper;
@@ -42,18 +43,18 @@ import java.util.concurrent.TimeUnit;
  * them); the gauges read a snapshot of the inbox that {@link #refresh()} takes, called by a timer route
  * ({@code routes/ops.camel.yaml}), so a scrape never queries the database.
  */
-public class InboxMetrics implements CamelContextAware, FrontDoorEvents {
+public class InboxMetrics extends ContextBean implements FrontDoorEvents {
     private static final Logger LOG = LoggerFactory.getLogger(InboxMetrics.class);
     /** the name camel-micrometer and camel-micrometer-prometheus bind their registry under */
     static final String REGISTRY_NAME = "metricsRegistry";
     static final Set<String> KNOWN_STATUSES = Set.of("succeeded", "failed");
 
-    private CamelContext camelContext;
-    private String dataSourceBean = "inboxDataSource";
-    private String inboxWorkerBean = "inboxWorker";
     private String webhookPath;
     private DataSource dataSource;
     private InboxWorker inboxWorker;
+    private AccountReconciler accountReconciler;
+    private ChangePublisher changePublisher;
+    private MetricsEventNotifier notifier;
     private volatile MeterRegistry registry;
     private volatile IngestMeters ingestMeters;
     private MultiGauge endpointStatus;
@@ -63,48 +64,45 @@ public class InboxMetrics implements CamelContextAware, FrontDoorEvents {
     private volatile boolean refreshFailing;
     private volatile Duration feedLag = Duration.ZERO;
 
+    /** Adds the notifier before the context starts, so Camel turns event notification on for the routes. */
     @Override
-    public void setCamelContext(CamelContext camelContext) {
-        if (this.camelContext == camelContext) {
-            return; // Camel sets it twice: when the bean is created and when it is bound
-        }
-        this.camelContext = camelContext;
-        // camel-main creates YAML beans twice (a pre-parse, then the load): one notifier per context, serving the
-        // instance created last, which is the one bound in the registry
-        for (var n : camelContext.getManagementStrategy().getEventNotifiers()) {
-            if (n instanceof MetricsEventNotifier existing) {
-                existing.serve(this);
-                return;
-            }
-        }
-        // added before the context starts, so Camel turns event notification on for the routes
-        MetricsEventNotifier notifier = new MetricsEventNotifier(this);
-        camelContext.getManagementStrategy().addEventNotifier(notifier);
-        if (camelContext.isStarted()) {
+    public void startWithContext() throws Exception {
+        super.startWithContext();
+        notifier = new MetricsEventNotifier(this);
+        getCamelContext().getManagementStrategy().addEventNotifier(notifier);
+        if (getCamelContext().isStarted()) {
             ServiceHelper.startService(notifier);
         }
     }
 
     @Override
-    public CamelContext getCamelContext() {
-        return camelContext;
+    protected void checkSettings() {
+        Required.setting(webhookPath, "metakit.webhook.path");
+    }
+
+    @Override
+    protected void begin() {
+    }
+
+    @Override
+    public void close() {
+        if (notifier != null) {
+            getCamelContext().getManagementStrategy().removeEventNotifier(notifier);
+            ServiceHelper.stopService(notifier);
+            notifier = null;
+        }
+        super.close();
     }
 
     /** The registry, once the context runs (until then the metrics service may not have bound it yet). */
     MeterRegistry registry() {
         MeterRegistry r = registry;
+        CamelContext camelContext = getCamelContext();
         if (r != null || camelContext == null || !camelContext.isStarted()) {
             return r;
         }
         synchronized (this) {
             if (registry == null) {
-                // by name, when first needed: the route files may be loaded in any order
-                if (dataSource == null) {
-                    dataSource = camelContext.getRegistry().lookupByNameAndType(dataSourceBean, DataSource.class);
-                }
-                if (inboxWorker == null) {
-                    inboxWorker = camelContext.getRegistry().lookupByNameAndType(inboxWorkerBean, InboxWorker.class);
-                }
                 MeterRegistry resolved = resolve(camelContext);
                 registerMeters(resolved);
                 registerFeedMeters(resolved);
@@ -165,21 +163,17 @@ public class InboxMetrics implements CamelContextAware, FrontDoorEvents {
                 .register(r);
     }
 
-    /** The change feed's meters; its beans are optional (a host may leave routes/changes.camel.yaml out). */
+    /** The change feed's meters (the publisher's stay at zero when a host leaves routes/changes.camel.yaml out). */
     private void registerFeedMeters(MeterRegistry r) {
-        AccountReconciler reconciler = camelContext.getRegistry().lookupByNameAndType("accountReconciler",
-                AccountReconciler.class);
-        ChangePublisher publisher = camelContext.getRegistry().lookupByNameAndType("changePublisher",
-                ChangePublisher.class);
-        if (reconciler != null) {
-            FunctionCounter.builder("metakit.feed.changes.written", reconciler, AccountReconciler::changesWritten)
+        if (accountReconciler != null) {
+            FunctionCounter.builder("metakit.feed.changes.written", accountReconciler, AccountReconciler::changesWritten)
                     .description("Position changes written to the feed's outbox by this instance's reconciles")
                     .register(r);
         }
-        if (publisher != null) {
-            FunctionCounter.builder("metakit.feed.changes.published", publisher, ChangePublisher::publishedCount)
+        if (changePublisher != null) {
+            FunctionCounter.builder("metakit.feed.changes.published", changePublisher, ChangePublisher::publishedCount)
                     .description("Position changes the feed's outlet took from this instance").register(r);
-            FunctionCounter.builder("metakit.feed.publish.failures", publisher, ChangePublisher::failureCount)
+            FunctionCounter.builder("metakit.feed.publish.failures", changePublisher, ChangePublisher::failureCount)
                     .description("Publish attempts that failed: the outlet's error or the database's (the change is sent again)")
                     .register(r);
         }
@@ -311,7 +305,6 @@ public class InboxMetrics implements CamelContextAware, FrontDoorEvents {
         }
     }
 
-    /** the bean name of the inbox DataSource (resolved when first needed, so bean files load in any order) */
     /** true for the webhook's own endpoint: its finished exchanges are the ingest answers counted here */
     boolean isWebhook(org.apache.camel.Endpoint from) {
         return from instanceof org.apache.camel.component.platform.http.PlatformHttpEndpoint http
@@ -323,19 +316,19 @@ public class InboxMetrics implements CamelContextAware, FrontDoorEvents {
         this.webhookPath = webhookPath;
     }
 
-    public void setDataSourceBean(String name) {
-        this.dataSourceBean = name;
-    }
-
-    public void setInboxWorkerBean(String name) {
-        this.inboxWorkerBean = name;
-    }
-
     public void setDataSource(DataSource dataSource) {
         this.dataSource = dataSource;
     }
 
     public void setInboxWorker(InboxWorker inboxWorker) {
         this.inboxWorker = inboxWorker;
+    }
+
+    public void setAccountReconciler(AccountReconciler accountReconciler) {
+        this.accountReconciler = accountReconciler;
+    }
+
+    public void setChangePublisher(ChangePublisher changePublisher) {
+        this.changePublisher = changePublisher;
     }
 }

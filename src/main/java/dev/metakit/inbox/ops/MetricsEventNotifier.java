@@ -25,7 +25,7 @@ class MetricsEventNotifier extends EventNotifierSupport {
     static final String TRIGGER_PROPERTY = "metakitReconcileTrigger";
     private static final String CALL_PATH = "metakitCallPath";
 
-    private volatile InboxMetrics metrics;
+    private final InboxMetrics metrics;
 
     MetricsEventNotifier(InboxMetrics metrics) {
         this.metrics = metrics;
@@ -36,10 +36,6 @@ class MetricsEventNotifier extends EventNotifierSupport {
         setIgnoreExchangeCreatedEvent(true);
         setIgnoreExchangeRedeliveryEvents(true);
         setIgnoreExchangeAsyncProcessingStartedEvents(true);
-    }
-
-    void serve(InboxMetrics metrics) {
-        this.metrics = metrics;
     }
 
     @Override

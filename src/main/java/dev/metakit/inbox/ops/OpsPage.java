@@ -2,13 +2,14 @@ package dev.metakit.inbox.ops;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.FeedMaintenance;
 import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
 import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.ProducerTemplate;
 import org.apache.camel.StartupListener;
 import org.apache.camel.component.platform.http.main.ManagementHttpServer;
@@ -32,47 +33,49 @@ import java.util.Map;
  * Mounted once the context has started, on camel-main's management router; a host without camel-main's management
  * server gets one WARN line and no page.
  */
-public class OpsPage implements CamelContextAware {
+public class OpsPage extends ContextBean {
     private static final Logger LOG = LoggerFactory.getLogger(OpsPage.class);
     static final int MIN_TOKEN_LENGTH = 16;
 
-    private CamelContext camelContext;
-    private boolean enabled;
-    private String token = "";
+    private Boolean enabled;
+    private String token;
     private String path = "/ops";
-    private String dataSourceBean = "inboxDataSource";
+    private DataSource dataSource;
     private final ObjectMapper json = new ObjectMapper();
     private ProducerTemplate producer;
 
-    /** Checks the settings (at bean creation: a misconfiguration stops startup) and mounts once started. */
-    public void start() {
-        if (!enabled) {
+    /** A misconfiguration stops startup. */
+    @Override
+    protected void checkSettings() {
+        if (!Required.setting(enabled, "metakit.ops.enabled")) {
             return;
         }
         if (token == null || token.length() < MIN_TOKEN_LENGTH) {
             throw new ConfigurationException("METAKIT_OPS_TOKEN of at least " + MIN_TOKEN_LENGTH
                     + " characters is required when METAKIT_OPS_ENABLED=true");
         }
-        try {
-            camelContext.addStartupListener(new StartupListener() {
-                @Override
-                public void onCamelContextStarted(CamelContext context, boolean alreadyStarted) {
-                }
+    }
 
-                @Override
-                public void onCamelContextFullyStarted(CamelContext context, boolean alreadyStarted) {
-                    // camel-main creates YAML beans twice; only the one bound in the registry mounts the page
-                    if (context.getRegistry().findByType(OpsPage.class).contains(OpsPage.this)) {
-                        mount();
-                    }
-                }
-            });
-        } catch (Exception e) {
-            throw new IllegalStateException("could not schedule the ops page", e);
+    /** Mounts once the context has fully started: camel-main's management server is up by then. */
+    @Override
+    protected void begin() throws Exception {
+        if (!enabled) {
+            return;
         }
+        getCamelContext().addStartupListener(new StartupListener() {
+            @Override
+            public void onCamelContextStarted(CamelContext context, boolean alreadyStarted) {
+            }
+
+            @Override
+            public void onCamelContextFullyStarted(CamelContext context, boolean alreadyStarted) {
+                mount();
+            }
+        });
     }
 
     void mount() {
+        CamelContext camelContext = getCamelContext();
         ManagementHttpServer server = camelContext.hasService(ManagementHttpServer.class);
         if (server == null || server.getRouter() == null) {
             LOG.warn("Ops page not served: no camel-main management server (camel.management.enabled) in this runtime");
@@ -154,7 +157,7 @@ public class OpsPage implements CamelContextAware {
     }
 
     private DataSource dataSource() {
-        return camelContext.getRegistry().lookupByNameAndType(dataSourceBean, DataSource.class);
+        return dataSource;
     }
 
     private static byte[] resource(String name) {
@@ -171,11 +174,5 @@ public class OpsPage implements CamelContextAware {
     public void setEnabled(boolean enabled) { this.enabled = enabled; }
     public void setToken(String token) { this.token = token == null ? "" : token.trim(); }
     public void setPath(String path) { this.path = path; }
-    public void setDataSourceBean(String name) { this.dataSourceBean = name; }
-
-    @Override
-    public void setCamelContext(CamelContext camelContext) { this.camelContext = camelContext; }
-
-    @Override
-    public CamelContext getCamelContext() { return camelContext; }
+    public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }
 }

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.reconcile;
 
+import dev.metakit.inbox.config.Required;
 import org.apache.camel.Exchange;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,8 +35,8 @@ public class FullReconcile {
 
     private DataSource dataSource;
     private AccountReconciler accountReconciler;
-    private String configuredAccounts = "";
-    private long intervalMillis = Duration.ofMinutes(5).toMillis();
+    private String configuredAccounts;
+    private Long intervalMillis;
 
     /** Progress of one run, shared by the split's parallel branches. */
     public static final class Run {
@@ -120,7 +121,7 @@ public class FullReconcile {
 
     List<Long> accounts() {
         TreeSet<Long> all = new TreeSet<>(accountReconciler.knownAccounts());
-        Arrays.stream(configuredAccounts == null ? new String[0] : configuredAccounts.split(","))
+        Arrays.stream(Required.setting(configuredAccounts, "metakit.accounts").split(","))
                 .map(String::trim).filter(s -> !s.isEmpty()).map(Long::valueOf).forEach(all::add);
         return new ArrayList<>(all);
     }
@@ -139,7 +140,8 @@ public class FullReconcile {
                     try (PreparedStatement last = c.prepareStatement("select exists (select 1 from reconcile_runs"
                             + " where trigger = ? and started_at > now() - ?::interval)")) {
                         last.setString(1, PERIODIC);
-                        last.setString(2, intervalMillis * 9 / 10 + " milliseconds");
+                        last.setString(2, Required.setting(intervalMillis, "metakit.reconcile.interval") * 9 / 10
+                                + " milliseconds");
                         try (ResultSet rs = last.executeQuery()) {
                             rs.next();
                             if (rs.getBoolean(1)) {
@@ -166,6 +168,12 @@ public class FullReconcile {
                 throw e;
             }
         }
+    }
+
+    /** The initMethod: refuses a setting left unset (the runs come from the reconcile routes). */
+    public void checkSettings() {
+        Required.setting(configuredAccounts, "metakit.accounts");
+        Required.setting(intervalMillis, "metakit.reconcile.interval");
     }
 
     public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }

@@ -1,5 +1,7 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.metakit.MalformedPayloadException;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.metakit.MetaKitJson;
@@ -48,22 +50,22 @@ import java.util.concurrent.atomic.AtomicLong;
  * answers, the account held meanwhile: no row waits for a lease while its instance lives. A row no retry can fix (its
  * body) is failed at its first claim.
  */
-public class InboxWorker {
+public class InboxWorker extends ContextBean {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
     static final int MAX_HOLD_LEASES = 10;
 
     private DataSource dataSource;
     private AccountReconciler accountReconciler;
-    private String tradeEvents = "position.*";
-    private int batchSize = 500;
-    private int claimMaxRows = 5000;
-    private long leaseSeconds = 120;
-    private int maxAttempts = 8;
-    private long backoffBaseMillis = 1000;
-    private long backoffMaxMillis = 300_000;
-    private String instanceId = defaultInstanceId();
-    private long heartbeatMillis = 1000;
-    private long deadAfterMillis = 5000;
+    private String tradeEvents;
+    private Integer batchSize;
+    private Integer claimMaxRows;
+    private Long leaseSeconds;
+    private Integer maxAttempts;
+    private Long backoffBaseMillis;
+    private Long backoffMaxMillis;
+    private String instanceId;
+    private Long heartbeatMillis;
+    private Long deadAfterMillis;
 
     private Claimant self;
     private InboxQueue queue;
@@ -96,8 +98,23 @@ public class InboxWorker {
     private record Held(AccountWork work, long giveUp, long lastRenewal) {
     }
 
-    public void start() {
-        self = Claimant.newBoot(instanceId);
+    @Override
+    protected void checkSettings() {
+        Required.setting(tradeEvents, "metakit.trade-events");
+        Required.setting(batchSize, "metakit.worker.batch-size");
+        Required.setting(claimMaxRows, "metakit.worker.claim-max-rows");
+        Required.setting(leaseSeconds, "metakit.worker.lease-seconds");
+        Required.setting(maxAttempts, "metakit.worker.max-attempts");
+        Required.setting(backoffBaseMillis, "metakit.worker.backoff-base-millis");
+        Required.setting(backoffMaxMillis, "metakit.worker.backoff-max-millis");
+        Required.setting(instanceId, "metakit.instance-id");
+        Required.setting(heartbeatMillis, "metakit.worker.heartbeat-millis");
+        Required.setting(deadAfterMillis, "metakit.worker.dead-after-millis");
+    }
+
+    @Override
+    protected void begin() {
+        self = Claimant.newBoot(instanceId.isBlank() ? defaultInstanceId() : instanceId.trim());
         queue = new InboxQueue(dataSource, Duration.ofMillis(deadAfterMillis));
         // an earlier boot of this id silent for two beats is no live sibling: its claims come back at once
         liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis));
@@ -106,8 +123,8 @@ public class InboxWorker {
     }
 
     /*
-     * On the first claim, not in start(): a boot that never claims (a bundle without the worker routes, the copy of
-     * this bean camel-main makes while it pre-parses the YAML) has nothing to keep alive. The first beat goes before
+     * On the first claim, not in begin(): a boot that never claims (a bundle without the worker routes) has nothing
+     * to keep alive. The first beat goes before
      * the first claim, so the claim's rows belong to a live boot, and takes back the earlier boots' claims.
      */
     private void beginBeating() {
@@ -133,7 +150,8 @@ public class InboxWorker {
      * Writes what can still be written, gives back the rows of work not finished, then leaves: the claims this boot
      * still has are free for others at once (if the database is still reachable; else after dead-after).
      */
-    public synchronized void stop() {
+    @Override
+    protected synchronized void end() {
         if (upkeep == null) {
             return;
         }
@@ -508,7 +526,7 @@ public class InboxWorker {
     public void setBackoffBaseMillis(long millis) { this.backoffBaseMillis = millis; }
     public void setBackoffMaxMillis(long millis) { this.backoffMaxMillis = millis; }
     /** METAKIT_INSTANCE_ID; blank: the host name. */
-    public void setInstanceId(String instanceId) { if (instanceId != null && !instanceId.isBlank()) this.instanceId = instanceId.trim(); }
+    public void setInstanceId(String instanceId) { this.instanceId = instanceId; }
     public void setHeartbeatMillis(long millis) { this.heartbeatMillis = millis; }
     public void setDeadAfterMillis(long millis) { this.deadAfterMillis = millis; }
 }

@@ -64,6 +64,8 @@ public final class FeedKafkaBench {
             publisher.setCamelContext(context);
             publisher.setDataSource(db);
             publisher.setConcurrency(concurrency);
+            publisher.setBackoffBaseMillis(1000);
+            publisher.setBackoffMaxMillis(30_000);
             long total = (long) perAccount * accounts;
             long started = System.nanoTime();
             while (publisher.publishedCount() < total) {

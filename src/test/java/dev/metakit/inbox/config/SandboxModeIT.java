@@ -179,13 +179,14 @@ class SandboxModeIT {
         environment.put("MANAGEMENT_PORT", String.valueOf(managementPort));
         environment.putAll(env);
         run = pb.start();
-        // any answer of the health endpoint: the context has started, so whatever startup does to a database is done
+        // the context has started (the management port answers from the start of the context's start on), so
+        // whatever startup does to a database is done
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
             if (!run.isAlive()) {
                 throw new IllegalStateException("./run.sh exited with " + run.exitValue() + ":\n"
                         + Files.readString(log));
             }
-            return healthStatus() > 0;
+            return healthStatus() > 0 && Files.readString(log).contains("(metakit-inbox) started in");
         });
     }
 

@@ -53,7 +53,7 @@ class ReplayAndRetentionTest {
         row("recent", 2, 1, "processed");
         inbox = fixture.startWith(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1s",
                 "metakit.retention.first-delay", "1s", "metakit.retention.batch-size", "2",
-                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ops-beans", "retention")));
+                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "retention")));
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_inbox") == 2);
         assertThat(scalar("select count(*) from webhook_inbox where delivery_key in ('old-failed', 'recent')"))
                 .isEqualTo(2);
@@ -62,7 +62,7 @@ class ReplayAndRetentionTest {
     @Test
     void aRetentionShorterThanADayStopsStartupWithOneLineNamingIt() {
         assertThatThrownBy(() -> RunningInbox.start(Map.of("metakit.retention", "PT12H",
-                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ops-beans", "retention"))))
+                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "retention"))))
                 .satisfies(e -> {
                     Throwable t = e;
                     while (t != null && !(t instanceof ConfigurationException)) {

@@ -61,12 +61,12 @@ class CamelRunTest {
         main.start();
         try {
             // the route files from the command line, and the bundle's Java routes named in application.properties
-            assertThat(main.getCamelContext().getRoutes()).hasSize(15)
+            assertThat(main.getCamelContext().getRoutes()).hasSize(14)
                     .filteredOn(route -> route.getSourceResource() == null).extracting(route -> route.getRouteId())
                     .containsExactlyInAnyOrder("metakit-worker-doorbell", "metakit-worker-drain",
                             "metakit-reconcile-account", "metakit-reconcile-all", "metakit-reconcile-requested");
             assertThat(main.getCamelContext().getRoutes()).filteredOn(route -> route.getSourceResource() != null)
-                    .hasSize(10).allSatisfy(route ->
+                    .hasSize(9).allSatisfy(route ->
                             assertThat(route.getSourceResource().getLocation()).startsWith("file:"));
 
             byte[] body = "{\"event\":\"webhook.test\",\"account_id\":1,\"data\":{}}".getBytes(StandardCharsets.UTF_8);

@@ -1,9 +1,9 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.metakit.MetaKitApiException;
-import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -246,10 +246,7 @@ class AccountBackoffTest {
     }
 
     private static InboxWorker worker(java.util.function.Consumer<InboxWorker> settings) {
-        InboxWorker worker = new InboxWorker();
-        worker.setDataSource(TestDatabase.dataSource());
-        worker.setAccountReconciler(new AccountReconciler(TestDatabase.dataSource()));
-        worker.setInstanceId("account-backoff-test");
+        InboxWorker worker = ShippedWorker.create("account-backoff-test");
         settings.accept(worker);
         worker.start();
         return worker;

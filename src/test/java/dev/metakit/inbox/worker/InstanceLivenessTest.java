@@ -1,7 +1,7 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.metakit.MetaKitApiException;
-import dev.metakit.inbox.reconcile.AccountReconciler;
+import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -143,10 +143,7 @@ class InstanceLivenessTest {
     }
 
     private InboxWorker worker(String instanceId, Consumer<InboxWorker> settings) {
-        InboxWorker worker = new InboxWorker();
-        worker.setDataSource(TestDatabase.dataSource());
-        worker.setAccountReconciler(new AccountReconciler(TestDatabase.dataSource()));
-        worker.setInstanceId(instanceId);
+        InboxWorker worker = ShippedWorker.create(instanceId);
         settings.accept(worker);
         worker.start();
         workers.add(worker);
