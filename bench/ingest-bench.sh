@@ -38,7 +38,9 @@ STOCK_PORT=${STOCK_PORT:-18483}
 OURS_JAVA_OPTS=${OURS_JAVA_OPTS:-}
 # the ack path alone: no worker draining the benchmark's rows against a MetaKit that is not there
 # (OURS_ROUTES=classpath:routes/*.camel.yaml runs the whole bundle)
-OURS_ROUTES=${OURS_ROUTES:-classpath:routes/beans.camel.yaml,classpath:routes/ops-beans.camel.yaml,classpath:routes/ingest.camel.yaml}
+OURS_ROUTES=${OURS_ROUTES:-classpath:routes/beans.camel.yaml,classpath:routes/ingest.camel.yaml}
+# the same for BASE_JAR: builds before c2cdc0d kept some of their beans in a second file, ops-beans.camel.yaml
+BASE_ROUTES=${BASE_ROUTES:-classpath:routes/beans.camel.yaml,classpath:routes/ops-beans.camel.yaml,classpath:routes/ingest.camel.yaml}
 SECRET=bench-secret-0f3b9c2e7a
 DB=metakit_bench
 DB_USER=bench
@@ -205,8 +207,8 @@ per_delivery() { awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) pr
 
 OURS_PID=
 READY_MS=
-start_ours() { # $1 = log name, $2 = extra JVM options, $3 = jar (ours); sets OURS_PID and READY_MS (start to health 200)
-  local name=$1 opts=${2:-} jar=${3:-$JAR} t0 t1
+start_ours() { # $1 = log name, $2 = extra JVM options, $3 = jar (ours), $4 = route files; sets OURS_PID and READY_MS (start to health 200)
+  local name=$1 opts=${2:-} jar=${3:-$JAR} routes=${4:-$OURS_ROUTES} t0 t1
   if (exec 3<>"/dev/tcp/127.0.0.1/$OURS_HTTP_PORT") 2>/dev/null; then
     echo "port $OURS_HTTP_PORT is already in use: stop what listens there or set OURS_HTTP_PORT" >&2; exit 1
   fi
@@ -215,7 +217,7 @@ start_ours() { # $1 = log name, $2 = extra JVM options, $3 = jar (ours); sets OU
   # shellcheck disable=SC2086
   env -u METAKIT_DATABASE_URL -u METAKIT_DATABASE_USER -u METAKIT_DATABASE_PASSWORD \
     METAKIT_WEBHOOK_SECRET=$SECRET DATABASE_URL=$JDBC_URL DATABASE_USER=$DB_USER DATABASE_PASSWORD=$DB_PASSWORD \
-    METAKIT_API_URL=http://127.0.0.1:9 METAKIT_API_KEY=bench-unused CAMEL_MAIN_ROUTESINCLUDEPATTERN="$OURS_ROUTES" \
+    METAKIT_API_URL=http://127.0.0.1:9 METAKIT_API_KEY=bench-unused CAMEL_MAIN_ROUTESINCLUDEPATTERN="$routes" \
     HTTP_HOST=127.0.0.1 HTTP_PORT=$OURS_HTTP_PORT MANAGEMENT_HOST=127.0.0.1 MANAGEMENT_PORT=$OURS_MGMT_PORT \
     java $OURS_JAVA_OPTS $opts -jar "$jar" >"$LOGS/$name.log" 2>&1 &
   OURS_PID=$!
@@ -410,7 +412,7 @@ for round in $(seq 1 "$ROUNDS"); do
           load ours "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
         ours-base)
           [ -f "$BASE_JAR" ] || { echo "SYSTEMS names ours-base: set BASE_JAR to the earlier commit's jar" >&2; exit 64; }
-          start_ours "ours-base-r$round-c$c" "" "$BASE_JAR"
+          start_ours "ours-base-r$round-c$c" "" "$BASE_JAR" "$BASE_ROUTES"
           log "round $round: ours-base c=$c (ready in $READY_MS ms, $BASE_JAR)"
           load ours-base "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
         express)
