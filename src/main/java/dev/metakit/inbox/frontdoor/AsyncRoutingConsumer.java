@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.RoutingContext;
+import dev.metakit.inbox.ingest.InboxStore;
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangePattern;
 import org.apache.camel.Processor;
@@ -16,6 +17,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.List;
+import java.util.concurrent.Executor;
 
 /**
  * Camel's Vert.x platform-http consumer, routing asynchronously on the event loop: Camel 4.18's consumer runs every
@@ -50,6 +52,8 @@ final class AsyncRoutingConsumer extends VertxPlatformHttpConsumer {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOut);
         Context loop = Vertx.currentContext();
+        // the inbox store resumes the route here after its commit, so the writer that committed moves on at once
+        exchange.setProperty(InboxStore.RESUME_ON_PROPERTY, (Executor) task -> loop.runOnContext(v -> task.run()));
         processHttpRequest(exchange, ctx).onComplete(read -> {
             if (read.failed()) {
                 fail(exchange, ctx, read.cause());
@@ -62,10 +66,10 @@ final class AsyncRoutingConsumer extends VertxPlatformHttpConsumer {
                 return;
             }
             getAsyncProcessor().process(exchange, doneSync -> {
-                if (doneSync) {
+                if (doneSync || Vertx.currentContext() == loop) {
                     answer(exchange, ctx);
                 } else {
-                    // resumed by whoever completed the step (an inbox writer): the answer belongs to the loop
+                    // resumed by a thread of whoever completed a step: the answer belongs to the loop
                     loop.runOnContext(v -> answer(exchange, ctx));
                 }
             });

@@ -7,6 +7,8 @@ import org.apache.camel.support.AsyncProcessorSupport;
 import org.apache.camel.support.service.ServiceHelper;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
 
 /**
  * The ingest route's store step: inserts the verified {@link Delivery} into the inbox, and lets the route go on only
@@ -20,6 +22,13 @@ import java.util.concurrent.CompletableFuture;
  * is the engine's.
  */
 public class InboxStore extends AsyncProcessorSupport implements AsyncProcessor {
+    /**
+     * Exchange property an HTTP engine may set to an {@link Executor} on which the route should resume after the
+     * commit (the bundle's front door: the connection's event loop). Without it the route resumes on the inbox
+     * writer that committed, which then forms its next batch only after the rest of the route has run.
+     */
+    public static final String RESUME_ON_PROPERTY = "metakitResumeOn";
+
     private InboxRepository repository;
 
     @Override
@@ -38,10 +47,16 @@ public class InboxStore extends AsyncProcessorSupport implements AsyncProcessor 
             callback.done(true);
             return true;
         }
-        stored.whenComplete((isNew, failure) -> {
+        BiConsumer<Boolean, Throwable> resume = (isNew, failure) -> {
             record(exchange, isNew, failure);
             callback.done(false);
-        });
+        };
+        Executor resumeOn = exchange.getProperty(RESUME_ON_PROPERTY, Executor.class);
+        if (resumeOn != null) {
+            stored.whenCompleteAsync(resume, resumeOn);
+        } else {
+            stored.whenComplete(resume);
+        }
         return false;
     }
 
