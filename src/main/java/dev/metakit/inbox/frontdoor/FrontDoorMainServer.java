@@ -1,5 +1,6 @@
 package dev.metakit.inbox.frontdoor;
 
+import org.apache.camel.component.platform.http.PlatformHttpConstants;
 import org.apache.camel.component.platform.http.main.MainHttpServer;
 import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpRouter;
 import org.apache.camel.support.service.ServiceHelper;
@@ -26,6 +27,8 @@ final class FrontDoorMainServer extends MainHttpServer {
         getConfiguration().setServerType(VertxPlatformHttpRouter.SERVER_TYPE_SERVER);
         server = new FrontDoorServer(getConfiguration(), limits, events);
         getCamelContext().addService(server);
+        // platform-http takes the engine from the registry before its own: routes served here route asynchronously
+        getCamelContext().getRegistry().bind(PlatformHttpConstants.PLATFORM_HTTP_ENGINE_NAME, new AsyncRoutingEngine());
     }
 
     @Override

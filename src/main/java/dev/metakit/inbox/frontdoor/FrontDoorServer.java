@@ -4,6 +4,7 @@ import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.impl.VertxInternal;
 import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -13,6 +14,9 @@ import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpServerCon
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -48,7 +52,7 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
     private final FrontDoorLimits limits;
     private final Supplier<FrontDoorEvents> events;
     private final ConnectionGuard guard;
-    private HttpServer listening;
+    private final List<HttpServer> listening = new CopyOnWriteArrayList<>();
 
     FrontDoorServer(VertxPlatformHttpServerConfiguration configuration, FrontDoorLimits limits,
                     Supplier<FrontDoorEvents> events) {
@@ -81,14 +85,43 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
             root.errorHandler(status, this::unhandledFailure);
         }
 
-        HttpServer server = getVertx().createHttpServer(options);
-        server.connectionHandler(connection -> guard(connection, options));
-        listening = server.requestHandler(root)
-                .listen(configuration.getBindPort(), configuration.getBindHost())
-                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        LOG.info("Webhook server listening on {}:{} (request read within {} ms, idle connections closed after {} s, "
-                        + "at most {} connections)", configuration.getBindHost(), listening.actualPort(),
-                limits.requestReadTimeoutMillis(), limits.idleTimeoutSeconds(), limits.maxConnections());
+        // one server per event loop on the same port: Vert.x hands the accepted connections round-robin to them, so
+        // HTTP parsing and answering use every core instead of the one loop a single server is bound to
+        int port = configuration.getBindPort();
+        for (int i = 0; i < eventLoops(); i++) {
+            HttpServer server = listenOnOwnEventLoop(options, root, port);
+            listening.add(server);
+            port = server.actualPort();
+        }
+        LOG.info("Webhook server listening on {}:{} with {} event loops (request read within {} ms, idle connections "
+                        + "closed after {} s, at most {} connections)", configuration.getBindHost(), port,
+                listening.size(), limits.requestReadTimeoutMillis(), limits.idleTimeoutSeconds(),
+                limits.maxConnections());
+    }
+
+    private static int eventLoops() {
+        return Runtime.getRuntime().availableProcessors();
+    }
+
+    /**
+     * A server created and bound from a new event-loop context: Vert.x binds each server's connections to the
+     * context that listened, and a context created outside Vert.x takes the next event loop of the pool.
+     */
+    private HttpServer listenOnOwnEventLoop(HttpServerOptions options, Router root, int port) throws Exception {
+        CompletableFuture<HttpServer> bound = new CompletableFuture<>();
+        ((VertxInternal) getVertx()).createEventLoopContext().runOnContext(v -> {
+            HttpServer server = getVertx().createHttpServer(options);
+            server.connectionHandler(connection -> guard(connection, options));
+            server.requestHandler(root).listen(port, configuration.getBindHost())
+                    .onComplete(r -> {
+                        if (r.succeeded()) {
+                            bound.complete(r.result());
+                        } else {
+                            bound.completeExceptionally(r.cause());
+                        }
+                    });
+        });
+        return bound.get(30, TimeUnit.SECONDS);
     }
 
     private void guard(HttpConnection connection, HttpServerOptions options) {
@@ -116,26 +149,25 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
     /** the listening server: platform-http's engine finds the main server's port through it */
     @Override
     public HttpServer getServer() {
-        return listening;
+        return listening.isEmpty() ? null : listening.get(0);
     }
 
     @Override
     public int getPort() {
-        HttpServer s = listening;
+        HttpServer s = getServer();
         return s != null ? s.actualPort() : super.getPort();
     }
 
     @Override
     protected void stopServer() {
-        HttpServer s = listening;
-        listening = null;
-        if (s != null) {
+        for (HttpServer s : listening) {
             try {
                 s.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
             } catch (Exception e) {
                 LOG.warn("Webhook server did not close cleanly: {}", e.getMessage());
             }
         }
+        listening.clear();
     }
 
     /**

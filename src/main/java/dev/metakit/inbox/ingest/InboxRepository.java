@@ -8,6 +8,7 @@ import dev.metakit.inbox.worker.InboxQueue;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The idempotent repository behind the ingest route's {@code idempotentConsumer}: recording a key IS inserting its
@@ -33,6 +34,16 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
             throw new IllegalStateException("no verified delivery for key " + key + " on the exchange");
         }
         return writer().store(delivery);
+    }
+
+    /**
+     * Hands a verified delivery to the group commit without waiting: see {@link InboxWriter#submit(Delivery)}.
+     */
+    public CompletableFuture<Boolean> submit(Delivery delivery) {
+        if (delivery == null) {
+            throw new IllegalStateException("no verified delivery on the exchange");
+        }
+        return writer().submit(delivery);
     }
 
     /** A key alone cannot be recorded: the inbox stores a delivery together with its key, never a bare key. */

@@ -21,7 +21,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Group commit for the ack path. Each caller hands over one delivery and blocks until the statement that holds its
@@ -60,34 +59,60 @@ public final class InboxWriter implements AutoCloseable {
     }
 
     /**
-     * Commits the delivery's row, or finds it already there.
+     * Commits the delivery's row, or finds it already there, blocking the caller until then.
      *
      * @return true if this call stored it, false if the key was already in the inbox
      * @throws InboxUnavailableException if it is not committed within the timeout
      */
     public boolean store(Delivery delivery) {
-        long now = System.nanoTime();
-        long failedAt = lastFailureNanos;
-        if (failedAt != 0 && now - failedAt < FAIL_FAST_NANOS) {
-            // the database just failed a batch: answer at once instead of tying up a request thread for the timeout;
-            // after the window the next deliveries probe it again
-            throw new InboxUnavailableException("inbox database unavailable");
-        }
-        long deadline = now + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        Pending pending = new Pending(delivery, deadline, new CompletableFuture<>());
-        if (!running || !queue.offer(pending)) {
-            throw new InboxUnavailableException("inbox is not accepting writes");
-        }
+        CompletableFuture<Boolean> stored = submit(delivery);
         try {
-            return pending.stored().get(timeoutMillis, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            throw new InboxUnavailableException("inbox commit took longer than " + timeoutMillis + " ms");
+            return stored.get();
         } catch (ExecutionException e) {
-            throw new InboxUnavailableException("inbox commit failed: " + e.getCause().getMessage(), e.getCause());
+            throw unavailable(e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InboxUnavailableException("interrupted while waiting for the inbox commit");
         }
+    }
+
+    /**
+     * Hands the delivery to the writers without waiting. The future completes when the statement that holds its row
+     * has committed (true: stored by this call, false: the key was already there), or exceptionally with
+     * {@link InboxUnavailableException} when its batch fails, the database failed a batch within the last second,
+     * or the commit does not come within the timeout: then the delivery must not be acknowledged.
+     */
+    public CompletableFuture<Boolean> submit(Delivery delivery) {
+        long now = System.nanoTime();
+        long failedAt = lastFailureNanos;
+        if (failedAt != 0 && now - failedAt < FAIL_FAST_NANOS) {
+            // the database just failed a batch: answer at once instead of holding a request for the timeout;
+            // after the window the next deliveries probe it again
+            return CompletableFuture.failedFuture(new InboxUnavailableException("inbox database unavailable"));
+        }
+        long deadline = now + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        Pending pending = new Pending(delivery, deadline, new CompletableFuture<>());
+        if (!running || !queue.offer(pending)) {
+            return CompletableFuture.failedFuture(new InboxUnavailableException("inbox is not accepting writes"));
+        }
+        // a commit that completes after the timeout finds the future already failed, and its answer already 503
+        pending.stored().completeOnTimeout(null, timeoutMillis, TimeUnit.MILLISECONDS);
+        return pending.stored().thenApply(isNew -> {
+            if (isNew == null) {
+                throw new InboxUnavailableException("inbox commit took longer than " + timeoutMillis + " ms");
+            }
+            return isNew;
+        });
+    }
+
+    /** the failure a caller of {@link #submit} sees, as the unchecked exception the route answers 503 for */
+    static InboxUnavailableException unavailable(Throwable failure) {
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause instanceof InboxUnavailableException u) {
+            return u;
+        }
+        return new InboxUnavailableException("inbox commit failed: " + cause.getMessage(), cause);
     }
 
     private void writeLoop() {
