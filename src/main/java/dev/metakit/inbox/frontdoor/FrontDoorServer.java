@@ -87,9 +87,11 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
 
         // one server per event loop on the same port: Vert.x hands the accepted connections round-robin to them, so
         // HTTP parsing and answering use every core instead of the one loop a single server is bound to
-        int port = configuration.getBindPort();
+        // port 0 (any free port): Vert.x shares a random port only among servers that ask for the same negative port
+        int requested = configuration.getBindPort() == 0 ? -1 : configuration.getBindPort();
+        int port = requested;
         for (int i = 0; i < eventLoops(); i++) {
-            HttpServer server = listenOnOwnEventLoop(options, root, port);
+            HttpServer server = listenOnOwnEventLoop(options, root, requested);
             listening.add(server);
             port = server.actualPort();
         }
