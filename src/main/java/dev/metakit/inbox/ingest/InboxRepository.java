@@ -11,9 +11,12 @@ import java.sql.SQLException;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The idempotent repository behind the ingest route's {@code idempotentConsumer}: recording a key IS inserting its
- * delivery's row, in the same statement ({@code ON CONFLICT DO NOTHING}), so a key can never exist without its
- * row and a retry of a delivery that was not committed is never mistaken for a duplicate.
+ * The inbox as an idempotent repository: recording a key IS inserting its delivery's row, in the same statement
+ * ({@code ON CONFLICT DO NOTHING}), so a key can never exist without its row and a retry of a delivery that was not
+ * committed is never mistaken for a duplicate. The shipped ingest route stores through {@link InboxStore}
+ * ({@link #submit}), which waits for the commit without holding a thread; {@link #add(Exchange, String)} serves a
+ * route of an integrator's that uses Camel's {@code idempotentConsumer} with this repository, and blocks its thread
+ * until the commit.
  */
 public class InboxRepository extends ServiceSupport implements IdempotentRepository {
     /** Exchange property holding the {@link Delivery} that {@link #add(Exchange, String)} stores. */
