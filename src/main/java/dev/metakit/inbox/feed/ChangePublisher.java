@@ -189,10 +189,10 @@ public class ChangePublisher extends ContextBean {
         Exchange sent = producer().send(outlet, exchange -> {
             var m = exchange.getMessage();
             m.setBody(body);
-            m.setHeader("MetaKitChangeId", change.id());
-            m.setHeader("MetaKitAccountId", change.accountId());
-            m.setHeader("MetaKitTicket", change.ticket());
-            m.setHeader("MetaKitChangeKind", change.kind());
+            m.setHeader(FeedHeaders.CHANGE_ID, change.id());
+            m.setHeader(FeedHeaders.ACCOUNT_ID, change.accountId());
+            m.setHeader(FeedHeaders.TICKET, change.ticket());
+            m.setHeader(FeedHeaders.CHANGE_KIND, change.kind());
             m.setHeader(Exchange.CONTENT_TYPE, "application/json");
         });
         return sent.getException();

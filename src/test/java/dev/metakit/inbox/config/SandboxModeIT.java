@@ -21,7 +21,9 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -141,6 +143,25 @@ class SandboxModeIT {
         assertThat(usersEmbedded.resolve("PG_VERSION")).hasContent("16");
     }
 
+    @Test
+    void sigtermToTheRunsProcessGroupStopsItWithoutAWarning() throws Exception {
+        projectCopy(Map.of());
+        // systemd and a shell's kill of a job signal every process of the group, the embedded PostgreSQL's
+        // starter included: setsid gives the run a group of its own, as a service manager does
+        startRunSh(Map.of(), "setsid");
+        await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("outlet - "));
+        long startedLines = Files.readAllLines(log).size();
+
+        new ProcessBuilder("kill", "-TERM", "--", "-" + run.pid()).inheritIO().start().waitFor();
+
+        assertThat(run.waitFor(60, TimeUnit.SECONDS)).as("the run stops within 60 s of SIGTERM").isTrue();
+        List<String> afterSignal = Files.readAllLines(log).stream().skip(startedLines).toList();
+        assertThat(afterSignal).anyMatch(line -> line.contains("(metakit-inbox) shutdown in"));
+        assertThat(afterSignal).noneMatch(line -> line.contains(" WARN ") || line.contains(" ERROR "));
+        // the embedded PostgreSQL stopped after the context, not left running
+        assertThat(copy.resolve("data/sandbox-postgres/postmaster.pid")).doesNotExist();
+    }
+
     /** The files ./run.sh needs, the properties file with {@code settings} put in place of the shipped values. */
     private void projectCopy(Map<String, String> settings) throws IOException {
         Files.copy(PROJECT.resolve("run.sh"), copy.resolve("run.sh"));
@@ -167,8 +188,10 @@ class SandboxModeIT {
     }
 
     /** Starts ./run.sh (it asks for the dev run: no METAKIT_WEBHOOK_SECRET here) and waits until it serves. */
-    private void startRunSh(Map<String, String> env) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder("bash", copy.resolve("run.sh").toString()).directory(copy.toFile())
+    private void startRunSh(Map<String, String> env, String... launcher) throws IOException {
+        List<String> command = new ArrayList<>(List.of(launcher));
+        command.addAll(List.of("bash", copy.resolve("run.sh").toString()));
+        ProcessBuilder pb = new ProcessBuilder(command).directory(copy.toFile())
                 .redirectErrorStream(true).redirectOutput(log.toFile());
         Map<String, String> environment = ChildEnvironment.withoutBundleSettings(pb.environment());
         environment.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + environment.get("PATH"));

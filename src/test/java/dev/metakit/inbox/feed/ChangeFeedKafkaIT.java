@@ -60,7 +60,7 @@ class ChangeFeedKafkaIT {
     private static final String TOPIC = "metakit-changes";
     private static final int ACCOUNTS = 5;
     private static final String OUTLET_LINE =
-            "uri: \"log:dev.metakit.inbox.feed.outlet?showHeaders=true&showExchangePattern=false&showBodyType=false\"";
+            "uri: \"log:dev.metakit.inbox.feed.outlet?exchangeFormatter=#bean:changeLine\"";
     private static final List<String> FEED_FIELDS = List.of("status", "symbol", "type", "volume", "priceOpen",
             "openedAt", "sl", "tp", "closedAt", "closeDealTicket", "closePrice", "profit");
 

@@ -4,6 +4,8 @@ import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.support.EventNotifierSupport;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.LogEvent;
 import org.apache.logging.log4j.core.Logger;
@@ -31,6 +33,7 @@ class ChangeFeedRouteTest {
     private static final String OUTLET_LOGGER = "dev.metakit.inbox.feed.outlet";
 
     private final List<String> outletLines = Collections.synchronizedList(new ArrayList<>());
+    private final List<String> outletBodies = Collections.synchronizedList(new ArrayList<>());
     private final AbstractAppender capture = new AbstractAppender("feed-outlet-capture", null, null, true,
             Property.EMPTY_ARRAY) {
         @Override
@@ -59,6 +62,7 @@ class ChangeFeedRouteTest {
     void theDefaultOutletLogsOneLinePerChangeInOrderWithItsIdAndMarksItPublished() throws Exception {
         metakit.open(3, 10, "0.10", "0", "1.09000", t0);
         inbox = fixture.start(Map.of());
+        recordOutletBodies();
         inbox.postSigned(event("position.opened", 3, 10), "position.opened");
         awaitPublished(1);
 
@@ -67,13 +71,29 @@ class ChangeFeedRouteTest {
         inbox.postSigned(event("position.closed", 3, 10), "position.closed");
         awaitPublished(2);
 
-        assertThat(outletLines).hasSize(2);
-        assertThat(outletLines.get(0)).contains("MetaKitChangeId=3:1", "MetaKitChangeKind=opened", "MetaKitTicket=10",
-                "\"kind\":\"opened\"", "\"source\":\"event\"");
-        assertThat(outletLines.get(1)).contains("MetaKitChangeId=3:2", "MetaKitChangeKind=closed",
-                "\"closeDealTicket\":900");
+        // a short line per change: the body (the position as JSON) is what a real outlet gets, not the log
+        assertThat(outletLines).containsExactly("change 3:1 account 3 seq 1 opened ticket 10",
+                "change 3:2 account 3 seq 2 closed ticket 10");
+        assertThat(outletBodies).hasSize(2);
+        assertThat(outletBodies.get(0)).contains("\"kind\":\"opened\"", "\"source\":\"event\"");
+        assertThat(outletBodies.get(1)).contains("\"kind\":\"closed\"", "\"closeDealTicket\":900");
         assertThat(inbox.metrics()).contains("metakit_feed_changes_written_total 2.0",
                 "metakit_feed_changes_published_total 2.0");
+    }
+
+    /** What the outlet endpoint itself is handed, as any endpoint put in place of the log would be. */
+    private void recordOutletBodies() throws Exception {
+        EventNotifierSupport sendings = new EventNotifierSupport() {
+            @Override
+            public void notify(CamelEvent event) {
+                if (event instanceof CamelEvent.ExchangeSendingEvent sending
+                        && sending.getEndpoint().getEndpointUri().startsWith("log://" + OUTLET_LOGGER)) {
+                    outletBodies.add(sending.getExchange().getMessage().getBody(String.class));
+                }
+            }
+        };
+        inbox.camelContext().getManagementStrategy().addEventNotifier(sendings);
+        sendings.start();
     }
 
     private static void awaitPublished(long n) {
