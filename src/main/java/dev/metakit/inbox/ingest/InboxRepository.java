@@ -8,7 +8,6 @@ import dev.metakit.inbox.worker.InboxQueue;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The inbox as the idempotent repository of the ingest route's {@code idempotentConsumer}: recording a key IS
@@ -65,16 +64,6 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     public boolean contains(Exchange exchange, String key) {
         throw new IllegalStateException("inboxRepository records a key by inserting its row: the idempotentConsumer "
                 + "must be eager (eager: true), or the answer would go out before the commit");
-    }
-
-    /**
-     * Hands a verified delivery to the group commit without waiting: see {@link InboxWriter#submit(Delivery)}.
-     */
-    public CompletableFuture<Boolean> submit(Delivery delivery) {
-        if (delivery == null) {
-            throw new IllegalStateException("no verified delivery on the exchange");
-        }
-        return writer().submit(delivery);
     }
 
     /** A key alone cannot be recorded: the inbox stores a delivery together with its key, never a bare key. */
