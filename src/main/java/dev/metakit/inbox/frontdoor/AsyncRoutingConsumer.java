@@ -5,7 +5,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.RoutingContext;
-import dev.metakit.inbox.ingest.InboxStore;
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangePattern;
 import org.apache.camel.Processor;
@@ -17,19 +16,19 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.List;
-import java.util.concurrent.Executor;
 
 /**
  * Camel's Vert.x platform-http consumer, routing asynchronously on the event loop: Camel 4.18's consumer runs every
  * route on a Vert.x worker thread ({@code executeBlocking}) and holds that thread until the route ends, which for
  * the ingest route is the inbox commit. This one starts the route on the event loop that read the request; a step
- * that completes later (the inbox store) returns at once and the route resumes when it completes, so no thread
- * waits for a commit. The answer is written on the connection's event loop, as Camel's consumer writes it.
+ * that completes later (the ingest route's hand-off to its store threads) returns at once and the route resumes
+ * where it completes, so the loop goes on reading other requests. The answer is written on the connection's event
+ * loop, as Camel's consumer writes it.
  *
  * <p>What Camel's consumer does besides (form and multipart bodies, proxy mode, streamed bodies) stays Camel's: those
  * requests and endpoints take its worker-thread path unchanged. The steps of a route served here run on the event
- * loop, so they must not block: the bundle's ingest route does not (signature check, JSON fields, asynchronous
- * store); a step that blocks belongs in a route of its own behind a {@code seda:} queue.
+ * loop until the route hands off, so they must not block: the bundle's ingest route does not (signature check, JSON
+ * fields, then a {@code threads} step before the blocking store); a step that blocks belongs after such a hand-off.
  */
 final class AsyncRoutingConsumer extends VertxPlatformHttpConsumer {
     /** Camel's own answer writer (package-private in camel-platform-http-vertx 4.18), so the answers stay alike */
@@ -52,8 +51,6 @@ final class AsyncRoutingConsumer extends VertxPlatformHttpConsumer {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOut);
         Context loop = Vertx.currentContext();
-        // the inbox store resumes the route here after its commit, so the writer that committed moves on at once
-        exchange.setProperty(InboxStore.RESUME_ON_PROPERTY, (Executor) task -> loop.runOnContext(v -> task.run()));
         processHttpRequest(exchange, ctx).onComplete(read -> {
             if (read.failed()) {
                 fail(exchange, ctx, read.cause());

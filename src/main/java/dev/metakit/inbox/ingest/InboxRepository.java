@@ -8,15 +8,26 @@ import dev.metakit.inbox.worker.InboxQueue;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
-import java.util.concurrent.CompletableFuture;
 
 /**
- * The inbox as an idempotent repository: recording a key IS inserting its delivery's row, in the same statement
- * ({@code ON CONFLICT DO NOTHING}), so a key can never exist without its row and a retry of a delivery that was not
- * committed is never mistaken for a duplicate. The shipped ingest route stores through {@link InboxStore}
- * ({@link #submit}), which waits for the commit without holding a thread; {@link #add(Exchange, String)} serves a
- * route of an integrator's that uses Camel's {@code idempotentConsumer} with this repository, and blocks its thread
- * until the commit.
+ * The inbox as the idempotent repository of the ingest route's {@code idempotentConsumer}: recording a key IS
+ * inserting its delivery's row, in the same statement ({@code ON CONFLICT DO NOTHING}), so a key can never exist
+ * without its row and a retry of a delivery that was not committed is never mistaken for a duplicate.
+ * {@link #add(Exchange, String)} joins the current group commit of {@link InboxWriter} and returns when the batch
+ * holding the row has committed (true: stored now; false: the key was there), or throws
+ * {@link InboxUnavailableException}, which the route answers 503. It blocks its thread until then, so the route hands
+ * off to a pool of threads before the EIP (routes/ingest.camel.yaml says why).
+ *
+ * <p>What the EIP's options mean here:
+ * <ul>
+ *   <li>the key expression: any; the row is stored under the key the EIP evaluated, not only the {@code t:v1}
+ *       key {@link WebhookVerification} computes;</li>
+ *   <li>{@code eager} must stay true: with false the EIP would only check ({@link #contains(Exchange, String)}) and
+ *       record the key when the exchange is done, after the answer, a 2xx before the commit. That check refuses, so
+ *       the route answers 503 rather than acknowledging what is not stored;</li>
+ *   <li>{@code removeOnFailure}: {@link #remove(Exchange, String)} keeps the row (see there), so true and false
+ *       behave alike.</li>
+ * </ul>
  */
 public class InboxRepository extends ServiceSupport implements IdempotentRepository {
     /** Exchange property holding the {@link Delivery} that {@link #add(Exchange, String)} stores. */
@@ -33,20 +44,26 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     @Override
     public boolean add(Exchange exchange, String key) {
         Delivery delivery = exchange.getProperty(DELIVERY_PROPERTY, Delivery.class);
-        if (delivery == null || !delivery.key().equals(key)) {
-            throw new IllegalStateException("no verified delivery for key " + key + " on the exchange");
+        if (delivery == null) {
+            throw new IllegalStateException("no verified delivery on the exchange for key " + key
+                    + ": the idempotent consumer must come after the signature check");
+        }
+        if (!delivery.key().equals(key)) {
+            // the route's key expression was changed: the row is stored under the key the EIP dedupes on
+            delivery = new Delivery(key, delivery.event(), delivery.accountId(), delivery.body());
         }
         return writer().store(delivery);
     }
 
     /**
-     * Hands a verified delivery to the group commit without waiting: see {@link InboxWriter#submit(Delivery)}.
+     * The EIP asks this only with {@code eager: false}, and then records the key after the exchange is done, which on
+     * the HTTP route is after the answer: a 2xx for a row not yet committed. Refused, so such a route answers 503
+     * and logs why instead of acknowledging what it has not stored.
      */
-    public CompletableFuture<Boolean> submit(Delivery delivery) {
-        if (delivery == null) {
-            throw new IllegalStateException("no verified delivery on the exchange");
-        }
-        return writer().submit(delivery);
+    @Override
+    public boolean contains(Exchange exchange, String key) {
+        throw new IllegalStateException("inboxRepository records a key by inserting its row: the idempotentConsumer "
+                + "must be eager (eager: true), or the answer would go out before the commit");
     }
 
     /** A key alone cannot be recorded: the inbox stores a delivery together with its key, never a bare key. */
@@ -65,9 +82,19 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     }
 
     /**
-     * Deliveries are never removed through the idempotent repository: a committed row is the only record of an event
-     * MetaKit will not send again. The route sets {@code removeOnFailure: false}; retention prunes processed rows.
+     * Keeps the row: what {@code removeOnFailure} removes here is nothing. {@link #add(Exchange, String)} returns only
+     * after the commit, so there is never an uncommitted key of this exchange's to take back; and once the row is
+     * committed, a copy of the same delivery racing this one (on this instance or another on the same database) may
+     * already have been answered 2xx "duplicate" for it. Deleting it would lose a delivery MetaKit will not send
+     * again. The failed exchange is answered 503; MetaKit's retry meets the row and is answered "duplicate", which
+     * is true. Retention prunes processed rows.
      */
+    @Override
+    public boolean remove(Exchange exchange, String key) {
+        return false;
+    }
+
+    /** As {@link #remove(Exchange, String)}: a committed row is never removed through the repository. */
     @Override
     public boolean remove(String key) {
         return false;

@@ -1,0 +1,242 @@
+package dev.metakit.inbox.ingest;
+
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.support.TestSignatures;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The ingest route's {@code idempotentConsumer} on {@link InboxRepository}, over real HTTP on a real PostgreSQL: the
+ * shipped route file, and copies of it edited as an integrator would edit them (the key expression, a step added
+ * after the store, the EIP's options).
+ */
+class IdempotentConsumerRouteTest {
+    /** the event header a step added to a copy of the route fails on, after the store */
+    private static final String FAILING_EVENT = "test.fail-after-store";
+
+    @TempDir
+    Path copies;
+
+    private RunningInbox inbox;
+
+    @BeforeEach
+    void emptyInbox() {
+        TestDatabase.truncateAll();
+    }
+
+    @AfterEach
+    void stopBundle() {
+        if (inbox != null) {
+            inbox.close();
+        }
+    }
+
+    @Test
+    void copiesOfOneDeliveryRacingLeaveOneRowOneStoredAndTheRestDuplicate() throws Exception {
+        inbox = startWith(shippedRoute());
+        byte[] body = body(11);
+        String header = TestSignatures.header(RunningInbox.SECRET, now(), body);
+
+        List<HttpResponse<String>> answers = race(24, i -> inbox.post(body, header, "position.opened"));
+
+        assertThat(answers).allSatisfy(a -> assertThat(a.statusCode()).isEqualTo(200));
+        assertThat(answers).filteredOn(a -> a.body().equals("stored")).hasSize(1);
+        assertThat(answers).filteredOn(a -> a.body().equals("duplicate")).hasSize(23);
+        assertThat(rowCount()).isEqualTo(1);
+    }
+
+    @ParameterizedTest(name = "removeOnFailure: {0}")
+    @ValueSource(booleans = {true, false})
+    void aFailureAfterTheStoreIsAnswered503AndTheRetryFindsTheRowKept(boolean removeOnFailure) throws Exception {
+        inbox = startWith(withRemoveOnFailure(withStepFailingAfterTheStore(shippedRoute()), removeOnFailure));
+        byte[] body = body(12);
+        long t = now();
+        String header = TestSignatures.header(RunningInbox.SECRET, t, body);
+
+        HttpResponse<String> failed = inbox.post(body, header, FAILING_EVENT);
+
+        assertThat(failed.statusCode()).isEqualTo(503);
+        assertThat(failed.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(rowCount(key(t, body))).as("the row committed before the failure is kept").isEqualTo(1);
+        HttpResponse<String> retry = inbox.post(body, header, "position.opened");
+        assertThat(retry.statusCode()).isEqualTo(200);
+        assertThat(retry.body()).isEqualTo("duplicate");
+        assertThat(rowCount()).isEqualTo(1);
+    }
+
+    @ParameterizedTest(name = "removeOnFailure: {0}")
+    @ValueSource(booleans = {true, false})
+    void aCopyThatFailsAfterTheStoreNeverDeletesTheRowAnotherCopyWasAnswered2xxFor(boolean removeOnFailure)
+            throws Exception {
+        inbox = startWith(withRemoveOnFailure(withStepFailingAfterTheStore(shippedRoute()), removeOnFailure));
+        byte[] body = body(13);
+        long t = now();
+        String header = TestSignatures.header(RunningInbox.SECRET, t, body);
+
+        // one after the other: the failing copy is a duplicate of a row already answered "stored"
+        assertThat(inbox.post(body, header, "position.opened").body()).isEqualTo("stored");
+        assertThat(inbox.post(body, header, FAILING_EVENT).statusCode()).isEqualTo(503);
+        assertThat(rowCount(key(t, body))).isEqualTo(1);
+
+        // racing: half of the copies fail after the store, whichever of them inserted the row
+        byte[] raced = body(14);
+        long t2 = now();
+        String racedHeader = TestSignatures.header(RunningInbox.SECRET, t2, raced);
+        List<HttpResponse<String>> answers = race(20,
+                i -> inbox.post(raced, racedHeader, i % 2 == 0 ? FAILING_EVENT : "position.opened"));
+
+        assertThat(answers).extracting(HttpResponse::statusCode).containsOnly(200, 503);
+        assertThat(answers).filteredOn(a -> a.statusCode() == 200).isNotEmpty();
+        assertThat(rowCount(key(t2, raced))).as("the row the 2xx copies were answered for").isEqualTo(1);
+    }
+
+    @Test
+    void anIntegratorsKeyExpressionIsTheKeyTheRowIsStoredAndDedupedUnder() throws Exception {
+        // an integrator who wants one row per event name and signature edits the expression, nothing else
+        String route = shippedRoute();
+        String shipped = "            exchangeProperty: metakitDeliveryKey\n";
+        assertThat(route).contains(shipped);
+        inbox = startWith(route.replace(shipped,
+                "            simple: \"${header.X-MetaKit-Event}/${exchangeProperty.metakitDeliveryKey}\"\n"));
+        byte[] body = body(15);
+        long t = now();
+        String header = TestSignatures.header(RunningInbox.SECRET, t, body);
+
+        assertThat(inbox.post(body, header, "position.opened").body()).isEqualTo("stored");
+        assertThat(inbox.post(body, header, "position.modified").body())
+                .as("the same signature under another event is another key now").isEqualTo("stored");
+        assertThat(inbox.post(body, header, "position.opened").body()).isEqualTo("duplicate");
+
+        assertThat(rowCount("position.opened/" + key(t, body))).isEqualTo(1);
+        assertThat(rowCount("position.modified/" + key(t, body))).isEqualTo(1);
+        assertThat(rowCount(key(t, body))).as("the shipped key is not used").isZero();
+        assertThat(rowCount()).isEqualTo(2);
+    }
+
+    @Test
+    void aRouteEditedToANonEagerConsumerAnswers503RatherThanAcknowledgingBeforeTheCommit() throws Exception {
+        String route = shippedRoute();
+        assertThat(route).contains("eager: true");
+        inbox = startWith(route.replace("eager: true", "eager: false"));
+        byte[] body = body(16);
+
+        HttpResponse<String> answer = inbox.postSigned(body, "position.opened");
+
+        assertThat(answer.statusCode()).isEqualTo(503);
+        assertThat(rowCount()).isZero();
+    }
+
+    private RunningInbox startWith(String ingestRoute) throws IOException {
+        Path copy = copies.resolve("ingest.camel.yaml");
+        Files.writeString(copy, ingestRoute);
+        return RunningInbox.start(Map.of("camel.main.routes-include-pattern",
+                RunningInbox.onlyRoutes("beans") + ",file:" + copy));
+    }
+
+    private static String shippedRoute() throws IOException {
+        return Files.readString(RunningInbox.basedir().resolve("routes/ingest.camel.yaml"));
+    }
+
+    /** an integrator's step after the store, inside the EIP, that fails for the test's event */
+    private static String withStepFailingAfterTheStore(String route) {
+        String steps = "            steps:\n              - choice:\n";
+        assertThat(route).contains(steps);
+        return route.replace(steps, """
+                            steps:
+                              - filter:
+                                  simple: "${header.X-MetaKit-Event} == '%s'"
+                                  steps:
+                                    - throwException:
+                                        exceptionType: java.lang.IllegalStateException
+                                        message: "a step after the store failed"
+                              - choice:
+                """.formatted(FAILING_EVENT));
+    }
+
+    private static String withRemoveOnFailure(String route, boolean removeOnFailure) {
+        assertThat(route).contains("removeOnFailure: false");
+        return route.replace("removeOnFailure: false", "removeOnFailure: " + removeOnFailure);
+    }
+
+    private interface Send {
+        HttpResponse<String> send(int copy) throws Exception;
+    }
+
+    private static List<HttpResponse<String>> race(int copies, Send send) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(copies);
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<HttpResponse<String>>> pending = new ArrayList<>();
+            for (int i = 0; i < copies; i++) {
+                int copy = i;
+                pending.add(pool.submit(() -> {
+                    go.await();
+                    return send.send(copy);
+                }));
+            }
+            go.countDown();
+            List<HttpResponse<String>> answers = new ArrayList<>();
+            for (Future<HttpResponse<String>> p : pending) {
+                answers.add(p.get());
+            }
+            return answers;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static byte[] body(long ticket) {
+        return ("{\"event\":\"position.opened\",\"account_id\":5,\"data\":{\"ticket\":" + ticket + "}}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static long now() {
+        return System.currentTimeMillis() / 1000;
+    }
+
+    private static String key(long t, byte[] body) {
+        return t + ":" + TestSignatures.v1(RunningInbox.SECRET, t, body);
+    }
+
+    private static int rowCount() throws Exception {
+        try (Connection c = TestDatabase.dataSource().getConnection();
+             ResultSet rs = c.createStatement().executeQuery("select count(*) from webhook_inbox")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    private static int rowCount(String key) throws Exception {
+        try (Connection c = TestDatabase.dataSource().getConnection();
+             PreparedStatement ps = c.prepareStatement("select count(*) from webhook_inbox where delivery_key = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+}
