@@ -30,9 +30,18 @@ public class InboxStore extends AsyncProcessorSupport implements AsyncProcessor 
     public static final String RESUME_ON_PROPERTY = "metakitResumeOn";
 
     private InboxRepository repository;
+    private StoreGate gate;
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
+        StoreGate g = gate;
+        String refusal = g == null ? null : g.refusal();
+        if (refusal != null) {
+            // nothing stored, so MetaKit keeps the delivery and retries (the gate says why: an incomplete bundle)
+            exchange.setException(new InboxUnavailableException(refusal));
+            callback.done(true);
+            return true;
+        }
         CompletableFuture<Boolean> stored;
         try {
             stored = repository().submit(exchange.getProperty(InboxRepository.DELIVERY_PROPERTY, Delivery.class));
@@ -88,4 +97,7 @@ public class InboxStore extends AsyncProcessorSupport implements AsyncProcessor 
     }
 
     public void setRepository(InboxRepository repository) { this.repository = repository; }
+
+    /** asked before every insert (the bundle's essentialRoutesCheck); none: always store */
+    public void setGate(StoreGate gate) { this.gate = gate; }
 }
