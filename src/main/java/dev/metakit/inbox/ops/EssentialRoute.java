@@ -84,6 +84,10 @@ public enum EssentialRoute {
                 + " camel run: list the file on the command line; a plain CamelContext: its RoutesLoader)";
     }
 
+    static java.util.Optional<EssentialRoute> byId(String routeId) {
+        return Arrays.stream(values()).filter(r -> r.routeId.equals(routeId)).findFirst();
+    }
+
     /**
      * The routes named by {@code metakit.routes.replaced} (comma-separated route ids, blank: none). A name that is not
      * an essential route's id is refused: a typo would otherwise leave a route missing without a word.
@@ -95,8 +99,7 @@ public enum EssentialRoute {
             if (id.isEmpty()) {
                 continue;
             }
-            replaced.add(Arrays.stream(values()).filter(r -> r.routeId.equals(id)).findFirst()
-                    .orElseThrow(() -> new ConfigurationException("metakit.routes.replaced names " + id
+            replaced.add(byId(id).orElseThrow(() -> new ConfigurationException("metakit.routes.replaced names " + id
                             + ", which is not one of the bundle's essential routes (" + Arrays.stream(values())
                             .map(EssentialRoute::routeId).collect(Collectors.joining(", ")) + ")")));
         }

@@ -16,6 +16,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,6 +46,8 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
     private static final Logger LOG = LoggerFactory.getLogger(EssentialRoutesCheck.class);
     static final String STARTING = "metakit-inbox is starting";
     static final String STOPPING = "metakit-inbox is stopping";
+    static final String MISSING = "missing";
+    static final String STOPPED = "stopped";
 
     private String webhookPath;
     private String replaced;
@@ -127,8 +130,8 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
                 .collect(Collectors.joining("; "));
         refusal = now;
         if (!reloading && now != null && !now.equals(before)) {
-            LOG.error("{}. Readiness is DOWN and deliveries are answered 503 until they run. {}. A route replaced on"
-                    + " purpose is named in METAKIT_ROUTES_REPLACED (metakit.routes.replaced)", now, remedies());
+            LOG.error("{}. Readiness is DOWN and deliveries are answered 503 until they run: {}. A route replaced on"
+                    + " purpose is named in METAKIT_ROUTES_REPLACED (metakit.routes.replaced)", now, remedies(gaps));
         } else if (!reloading && now == null && before != null && !STARTING.equals(before)) {
             LOG.info("metakit-inbox is complete again: every essential route runs");
         }
@@ -144,11 +147,11 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
             }
             Route route = find(essential);
             if (route == null) {
-                gaps.computeIfAbsent("missing", k -> new ArrayList<>()).add(essential.routeId());
+                gaps.computeIfAbsent(MISSING, k -> new ArrayList<>()).add(essential.routeId());
             } else {
                 ServiceStatus status = getCamelContext().getRouteController().getRouteStatus(route.getRouteId());
                 if (status == null || !status.isStarted()) {
-                    gaps.computeIfAbsent("stopped", k -> new ArrayList<>()).add(route.getRouteId());
+                    gaps.computeIfAbsent(STOPPED, k -> new ArrayList<>()).add(route.getRouteId());
                 }
             }
         }
@@ -168,15 +171,15 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
         return context.getRoute(essential.routeId());
     }
 
-    /** How to register each missing route, once per route file or builder. */
-    private String remedies() {
-        Set<String> remedies = new java.util.LinkedHashSet<>();
-        for (EssentialRoute essential : EssentialRoute.values()) {
-            if (!replacedRoutes.contains(essential) && find(essential) == null) {
-                remedies.add(essential.howToRegister());
-            }
+    /** How to register each missing route, once per route file or builder; and to start a stopped one. */
+    private String remedies(Map<String, List<String>> gaps) {
+        Set<String> remedies = new LinkedHashSet<>();
+        for (String missing : gaps.getOrDefault(MISSING, List.of())) {
+            EssentialRoute.byId(missing).ifPresent(r -> remedies.add(r.howToRegister()));
         }
-        remedies.add("start a stopped route again (route controller, JMX)");
+        if (gaps.containsKey(STOPPED)) {
+            remedies.add("start the stopped ones again (route controller, JMX)");
+        }
         return String.join("; ", remedies);
     }
 

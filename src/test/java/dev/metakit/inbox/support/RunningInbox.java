@@ -139,6 +139,27 @@ public final class RunningInbox implements AutoCloseable {
     }
 
     /**
+     * As {@link #start(Map)}, without waiting for readiness: for a bundle that is not meant to get ready. Returns
+     * once the management server answers.
+     */
+    public static RunningInbox startUnready(Map<String, String> overrides) {
+        RunningInbox inbox = new RunningInbox(basedir(), Map.of(), new LinkedHashMap<>(overrides));
+        try {
+            inbox.main.start();
+        } catch (Exception e) {
+            throw new IllegalStateException("the bundle did not start", e);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> inbox.healthStatus() != -1);
+        return inbox;
+    }
+
+    /** {@code GET} of a management path (/observe/health/ready, ...), status and body. */
+    public HttpResponse<String> management(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(managementUri(path)).timeout(Duration.ofSeconds(5)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
      * The value of {@code camel.main.routes-include-pattern} that loads only the named route files; the bundle's Java
      * routes (worker and reconcile) are loaded when "worker" is among them.
      */
