@@ -24,7 +24,7 @@ public enum EssentialRoute {
     /** stores each delivery */
     INGEST("metakit-ingest", "ingest.camel.yaml"),
     /** MetaKit's REST GET, every reconcile's */
-    METAKIT_API("metakit-api-get", "metakit-api.camel.yaml"),
+    API_GET("metakit-api-get", "metakit-api.camel.yaml"),
     /** the worker's durable poll: retries that came due, doorbells lost in a crash */
     WORKER_POLL("metakit-worker-poll", "worker.camel.yaml"),
     WORKER_DOORBELL(WorkerRoutes.DOORBELL_ROUTE, WorkerRoutes.class),

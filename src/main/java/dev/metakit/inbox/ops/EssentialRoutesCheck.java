@@ -20,6 +20,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -38,8 +40,8 @@ import java.util.stream.Collectors;
  * gives up on meanwhile is what the full reconcile repairs from the REST API once the bundle is complete. Durability
  * holds either way: nothing is answered 2xx without its committed row.</li>
  * </ul>
- * A route stopped or removed later (JMX, the route controller, a failed reload) does the same, and the bundle says
- * when it is complete again. The check reads route state on Camel's route events, off the ack path: the store step
+ * A route stopped or removed later (JMX, the route controller, a failed reload) does the same at once, its ERROR line
+ * after {@link #RUNTIME_GRACE_MILLIS} (a reload's brief gap is no news), and the bundle says when it is complete again. The check reads route state on Camel's route events, off the ack path: the store step
  * reads one field.
  */
 public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGate {
@@ -48,6 +50,11 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
     static final String STOPPING = "metakit-inbox is stopping";
     static final String MISSING = "missing";
     static final String STOPPED = "stopped";
+    /**
+     * How long a route may be missing or stopped at runtime before the ERROR line: a route file's reload (the dev run)
+     * removes and adds its routes within milliseconds, which is no news. Readiness and the store step do not wait.
+     */
+    public static final long RUNTIME_GRACE_MILLIS = 2000;
 
     private String webhookPath;
     private String replaced;
@@ -57,7 +64,9 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
     private volatile String refusal = STARTING;
     private boolean contextStarted;
     private boolean contextStopping;
-    private boolean reloading;
+    /** the refusal the last ERROR line reported, null when none or the bundle was complete since */
+    private String reported;
+    private ScheduledExecutorService later;
 
     public EssentialRoutesCheck() {
         super("metakit", "essential-routes");
@@ -74,6 +83,7 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
         replacedRoutes = EssentialRoute.parseReplaced(Required.setting(replaced, "metakit.routes.replaced"));
         notifier = new RouteEvents();
         CamelContext context = getCamelContext();
+        later = context.getExecutorServiceManager().newSingleThreadScheduledExecutor(this, "EssentialRoutesCheck");
         context.getManagementStrategy().addEventNotifier(notifier);
         if (context.isStarted()) {
             // a bean added to a running context: there is no start event to wait for
@@ -88,6 +98,10 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
             getCamelContext().getManagementStrategy().removeEventNotifier(notifier);
             ServiceHelper.stopService(notifier);
             notifier = null;
+        }
+        if (later != null) {
+            getCamelContext().getExecutorServiceManager().shutdown(later);
+            later = null;
         }
     }
 
@@ -108,12 +122,14 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
         builder.down();
     }
 
+    /** At startup the verdict is told at once. */
     private synchronized void started() {
         contextStarted = true;
         evaluate();
+        report();
     }
 
-    /** Reads the routes' state now; says so in one line when the bundle turns incomplete or complete again. */
+    /** Reads the routes' state now (readiness and the store step follow it at once); a change is told later. */
     private synchronized String evaluate() {
         if (contextStopping) {
             return refusal = STOPPING;
@@ -123,19 +139,29 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
             return refusal = STARTING;
         }
         Map<String, List<String>> gaps = gaps();
-        String before = refusal;
         String now = gaps.isEmpty() ? null
                 : "metakit-inbox is incomplete, "
                 + gaps.entrySet().stream().map(e -> e.getKey() + ": " + String.join(", ", e.getValue()))
                 .collect(Collectors.joining("; "));
         refusal = now;
-        if (!reloading && now != null && !now.equals(before)) {
-            LOG.error("{}. Readiness is DOWN and deliveries are answered 503 until they run: {}. A route replaced on"
-                    + " purpose is named in METAKIT_ROUTES_REPLACED (metakit.routes.replaced)", now, remedies(gaps));
-        } else if (!reloading && now == null && before != null && !STARTING.equals(before)) {
+        if (now == null && reported != null) {
             LOG.info("metakit-inbox is complete again: every essential route runs");
+            reported = null;
+        } else if (now != null && !now.equals(reported) && later != null) {
+            later.schedule(this::report, RUNTIME_GRACE_MILLIS, TimeUnit.MILLISECONDS);
         }
         return now;
+    }
+
+    /** One ERROR line for an incompleteness not told yet: which routes, and how to register each. */
+    private synchronized void report() {
+        String now = refusal;
+        if (now == null || contextStopping || !contextStarted || now.equals(reported)) {
+            return;
+        }
+        LOG.error("{}. Readiness is DOWN and deliveries are answered 503 until they run: {}. A route replaced on"
+                + " purpose is named in METAKIT_ROUTES_REPLACED (metakit.routes.replaced)", now, remedies(gaps()));
+        reported = now;
     }
 
     /** "missing" and "stopped" → the route ids, for the message and the health details. */
@@ -205,8 +231,6 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
             switch (event.getType()) {
                 case CamelContextStarted -> started();
                 case CamelContextStopping -> stopping();
-                case CamelContextReloading -> reloading(true);
-                case CamelContextReloaded, CamelContextReloadFailure -> reloading(false);
                 case RouteAdded, RouteRemoved, RouteStarted, RouteStopped -> evaluate();
                 default -> {
                 }
@@ -217,12 +241,5 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
     private synchronized void stopping() {
         contextStopping = true;
         refusal = STOPPING;
-    }
-
-    private synchronized void reloading(boolean now) {
-        reloading = now;
-        if (!now) {
-            evaluate();
-        }
     }
 }

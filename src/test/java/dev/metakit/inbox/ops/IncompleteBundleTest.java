@@ -68,8 +68,12 @@ class IncompleteBundleTest {
             HttpResponse<String> ready = inbox.management("/observe/health/ready?data=true");
             assertThat(ready.statusCode()).isEqualTo(503);
             assertThat(ready.body()).contains("stopped").contains(periodic);
+            // told after a grace (a reload's brief gap is no news), once
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+                    errors.lines().stream().anyMatch(l -> l.contains("metakit-inbox is incomplete")));
             assertThat(errors.lines()).filteredOn(l -> l.contains("metakit-inbox is incomplete"))
-                    .singleElement().asString().contains("stopped: " + periodic);
+                    .singleElement().asString().contains("stopped: " + periodic)
+                    .contains("start the stopped ones again");
             assertThat(inbox.postSigned(DELIVERY, "position.opened").statusCode()).isEqualTo(503);
             assertThat(TestDatabase.scalar("select count(*) from webhook_inbox")).isZero();
 
