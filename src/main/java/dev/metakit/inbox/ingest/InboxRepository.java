@@ -40,9 +40,15 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     private int maxBatch = 256;
     private int writers = 2;
     private InboxWriter writer;
+    private StoreGate gate;
 
     @Override
     public boolean add(Exchange exchange, String key) {
+        String refusal = gate == null ? null : gate.refusal();
+        if (refusal != null) {
+            // nothing stored, so MetaKit keeps the delivery and retries (the gate says why: an incomplete bundle)
+            throw new InboxUnavailableException(refusal);
+        }
         Delivery delivery = exchange.getProperty(DELIVERY_PROPERTY, Delivery.class);
         if (delivery == null) {
             throw new IllegalStateException("no verified delivery on the exchange for key " + key
@@ -138,4 +144,7 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     public void setCommitTimeoutMillis(long millis) { this.commitTimeoutMillis = millis; }
     public void setMaxBatch(int maxBatch) { this.maxBatch = maxBatch; }
     public void setWriters(int writers) { this.writers = writers; }
+
+    /** asked before every insert (the bundle's essentialRoutesCheck); none: always store */
+    public void setGate(StoreGate gate) { this.gate = gate; }
 }

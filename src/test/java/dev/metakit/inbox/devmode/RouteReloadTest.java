@@ -1,8 +1,11 @@
 package dev.metakit.inbox.devmode;
 
+import dev.metakit.inbox.ops.EssentialRoutesCheck;
+import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import org.apache.camel.CamelContext;
+import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,7 +45,7 @@ class RouteReloadTest {
                 Files.copy(f, routes.resolve(f.getFileName()));
             }
         }
-        try (RunningInbox inbox = RunningInbox.start(Map.of(
+        try (LogCapture errors = LogCapture.atOrAbove(Level.ERROR); RunningInbox inbox = RunningInbox.start(Map.of(
                 "camel.main.routes-include-pattern", "file:" + routes + "/*.camel.yaml",
                 "camel.main.routes-reload-enabled", "true",
                 "camel.main.routes-reload-directory", routes.toString(),
@@ -71,6 +74,10 @@ class RouteReloadTest {
             // and the reloaded worker drains it
             await().atMost(Duration.ofSeconds(20)).until(() -> TestDatabase.scalar(
                     "select count(*) from webhook_inbox where processed_at is null") == 0);
+            // the reload's brief gap in the worker's poll is no news: no "incomplete" ERROR line, past its grace either
+            await().during(Duration.ofMillis(EssentialRoutesCheck.RUNTIME_GRACE_MILLIS + 1000))
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> errors.lines().stream().noneMatch(l -> l.contains("metakit-inbox is incomplete")));
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.support;
 
 import dev.metakit.inbox.Application;
+import dev.metakit.inbox.ops.EssentialRoute;
 import org.apache.camel.CamelContext;
 import org.apache.camel.main.Main;
 import org.apache.camel.main.MainListener;
@@ -58,6 +59,11 @@ public final class RunningInbox implements AutoCloseable {
             // the bundle's Java routes (worker, reconcile) come with the worker's route file, as onlyRoutes says
             overrides.putIfAbsent(JAVA_ROUTES, NoJavaRoutes.class.getName());
         }
+        if (routeFiles != null && !routeFiles.contains("*")) {
+            // a test that runs part of the bundle says so, as an integrator would: its essential routes left out
+            overrides.putIfAbsent(REPLACED_ROUTES, leftOut(routeFiles,
+                    !NoJavaRoutes.class.getName().equals(overrides.get(JAVA_ROUTES))));
+        }
         overrides.forEach(main::addOverrideProperty);
     }
 
@@ -74,6 +80,14 @@ public final class RunningInbox implements AutoCloseable {
 
     private static final String ROUTE_FILES = "camel.main.routes-include-pattern";
     private static final String JAVA_ROUTES = "camel.main.routes-builder-classes";
+    private static final String REPLACED_ROUTES = "metakit.routes.replaced";
+
+    /** The essential routes not in these route files (nor among the Java routes, unless they are loaded). */
+    static String leftOut(String routeFiles, boolean javaRoutesLoaded) {
+        return java.util.Arrays.stream(EssentialRoute.values())
+                .filter(r -> r.routeFile() != null ? !routeFiles.contains("/" + r.routeFile()) : !javaRoutesLoaded)
+                .map(EssentialRoute::routeId).collect(java.util.stream.Collectors.joining(","));
+    }
 
     /** camel-main refuses an empty list of route builders: this one adds no route */
     public static final class NoJavaRoutes extends org.apache.camel.builder.RouteBuilder {
@@ -122,6 +136,27 @@ public final class RunningInbox implements AutoCloseable {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> inbox.healthStatus() == 200);
         return inbox;
+    }
+
+    /**
+     * As {@link #start(Map)}, without waiting for readiness: for a bundle that is not meant to get ready. Returns
+     * once the management server answers.
+     */
+    public static RunningInbox startUnready(Map<String, String> overrides) {
+        RunningInbox inbox = new RunningInbox(basedir(), Map.of(), new LinkedHashMap<>(overrides));
+        try {
+            inbox.main.start();
+        } catch (Exception e) {
+            throw new IllegalStateException("the bundle did not start", e);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> inbox.healthStatus() != -1);
+        return inbox;
+    }
+
+    /** {@code GET} of a management path (/observe/health/ready, ...), status and body. */
+    public HttpResponse<String> management(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(managementUri(path)).timeout(Duration.ofSeconds(5)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     /**

@@ -1,0 +1,245 @@
+package dev.metakit.inbox.ops;
+
+import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.ingest.StoreGate;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Route;
+import org.apache.camel.ServiceStatus;
+import org.apache.camel.component.platform.http.PlatformHttpEndpoint;
+import org.apache.camel.health.HealthCheckResultBuilder;
+import org.apache.camel.impl.health.AbstractHealthCheck;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.support.EventNotifierSupport;
+import org.apache.camel.support.service.ServiceHelper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * The bundle says when it is incomplete, whatever hosts it: a bean of routes/beans.camel.yaml, so camel-main,
+ * {@code camel run}, Spring Boot and a plain CamelContext that load that file all get it, with no host code. Once the
+ * CamelContext has started it checks that every {@link EssentialRoute} is there and started (but those the integrator
+ * names in {@code metakit.routes.replaced}); if one is not, one ERROR line says which and how to register it, and
+ * until it runs:
+ * <ul>
+ * <li>readiness is DOWN (this is a readiness {@link org.apache.camel.health.HealthCheck}, found in the registry as the
+ * database check is), its message and details naming the routes;</li>
+ * <li>the ingest route's store step refuses deliveries ({@link StoreGate}), answered 503 so MetaKit retries. Why
+ * refuse rather than store: readiness DOWN already tells a load balancer to send nothing here, and a 200 would tell
+ * MetaKit its delivery is handled while nothing would work it (or repair it, or publish it); a 503 keeps MetaKit's
+ * own retries and its lastDeliveryStatus for the window the operator needs to fix the deployment, and what MetaKit
+ * gives up on meanwhile is what the full reconcile repairs from the REST API once the bundle is complete. Durability
+ * holds either way: nothing is answered 2xx without its committed row.</li>
+ * </ul>
+ * A route stopped or removed later (JMX, the route controller, a failed reload) does the same at once, its ERROR line
+ * after {@link #RUNTIME_GRACE_MILLIS} (a reload's brief gap is no news), and the bundle says when it is complete again. The check reads route state on Camel's route events, off the ack path: the store step
+ * reads one field.
+ */
+public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGate {
+    private static final Logger LOG = LoggerFactory.getLogger(EssentialRoutesCheck.class);
+    static final String STARTING = "metakit-inbox is starting";
+    static final String STOPPING = "metakit-inbox is stopping";
+    static final String MISSING = "missing";
+    static final String STOPPED = "stopped";
+    /**
+     * How long a route may be missing or stopped at runtime before the ERROR line: a route file's reload (the dev run)
+     * removes and adds its routes within milliseconds, which is no news. Readiness and the store step do not wait.
+     */
+    public static final long RUNTIME_GRACE_MILLIS = 2000;
+
+    private String webhookPath;
+    private String replaced;
+    private Set<EssentialRoute> replacedRoutes;
+    private RouteEvents notifier;
+    /** null while every essential route runs; read by the store step for every delivery */
+    private volatile String refusal = STARTING;
+    private boolean contextStarted;
+    private boolean contextStopping;
+    /** the refusal the last ERROR line reported, null when none or the bundle was complete since */
+    private String reported;
+    private ScheduledExecutorService later;
+
+    public EssentialRoutesCheck() {
+        super("metakit", "essential-routes");
+    }
+
+    @Override
+    public boolean isLiveness() {
+        return false;
+    }
+
+    /** The initMethod: refuses an unknown route name, and listens to the context's route events from now on. */
+    public void startWithContext() {
+        Required.setting(webhookPath, "metakit.webhook.path");
+        replacedRoutes = EssentialRoute.parseReplaced(Required.setting(replaced, "metakit.routes.replaced"));
+        notifier = new RouteEvents();
+        CamelContext context = getCamelContext();
+        later = context.getExecutorServiceManager().newSingleThreadScheduledExecutor(this, "EssentialRoutesCheck");
+        context.getManagementStrategy().addEventNotifier(notifier);
+        if (context.isStarted()) {
+            // a bean added to a running context: there is no start event to wait for
+            ServiceHelper.startService(notifier);
+            started();
+        }
+    }
+
+    /** The destroyMethod (also of camel-main's throwaway copy, which never sees the context start). */
+    public void close() {
+        if (notifier != null) {
+            getCamelContext().getManagementStrategy().removeEventNotifier(notifier);
+            ServiceHelper.stopService(notifier);
+            notifier = null;
+        }
+        if (later != null) {
+            getCamelContext().getExecutorServiceManager().shutdown(later);
+            later = null;
+        }
+    }
+
+    @Override
+    public String refusal() {
+        return refusal;
+    }
+
+    @Override
+    protected void doCall(HealthCheckResultBuilder builder, Map<String, Object> options) {
+        String why = evaluate();
+        if (why == null) {
+            builder.up();
+            return;
+        }
+        builder.message(why);
+        gaps().forEach((state, routes) -> builder.detail(state, String.join(",", routes)));
+        builder.down();
+    }
+
+    /** At startup the verdict is told at once. */
+    private synchronized void started() {
+        contextStarted = true;
+        evaluate();
+        report();
+    }
+
+    /** Reads the routes' state now (readiness and the store step follow it at once); a change is told later. */
+    private synchronized String evaluate() {
+        if (contextStopping) {
+            return refusal = STOPPING;
+        }
+        CamelContext context = getCamelContext();
+        if (!contextStarted || context == null) {
+            return refusal = STARTING;
+        }
+        Map<String, List<String>> gaps = gaps();
+        String now = gaps.isEmpty() ? null
+                : "metakit-inbox is incomplete, "
+                + gaps.entrySet().stream().map(e -> e.getKey() + ": " + String.join(", ", e.getValue()))
+                .collect(Collectors.joining("; "));
+        refusal = now;
+        if (now == null && reported != null) {
+            LOG.info("metakit-inbox is complete again: every essential route runs");
+            reported = null;
+        } else if (now != null && !now.equals(reported) && later != null) {
+            later.schedule(this::report, RUNTIME_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+        }
+        return now;
+    }
+
+    /** One ERROR line for an incompleteness not told yet: which routes, and how to register each. */
+    private synchronized void report() {
+        String now = refusal;
+        if (now == null || contextStopping || !contextStarted || now.equals(reported)) {
+            return;
+        }
+        LOG.error("{}. Readiness is DOWN and deliveries are answered 503 until they run: {}. A route replaced on"
+                + " purpose is named in METAKIT_ROUTES_REPLACED (metakit.routes.replaced)", now, remedies(gaps()));
+        reported = now;
+    }
+
+    /** "missing" and "stopped" → the route ids, for the message and the health details. */
+    private Map<String, List<String>> gaps() {
+        Map<String, List<String>> gaps = new LinkedHashMap<>();
+        for (EssentialRoute essential : EssentialRoute.values()) {
+            if (replacedRoutes.contains(essential)) {
+                continue;
+            }
+            Route route = find(essential);
+            if (route == null) {
+                gaps.computeIfAbsent(MISSING, k -> new ArrayList<>()).add(essential.routeId());
+            } else {
+                ServiceStatus status = getCamelContext().getRouteController().getRouteStatus(route.getRouteId());
+                if (status == null || !status.isStarted()) {
+                    gaps.computeIfAbsent(STOPPED, k -> new ArrayList<>()).add(route.getRouteId());
+                }
+            }
+        }
+        return gaps;
+    }
+
+    private Route find(EssentialRoute essential) {
+        CamelContext context = getCamelContext();
+        if (essential == EssentialRoute.INGEST) {
+            // integrators may rename the ingest route: it is the one consuming the webhook's path
+            for (Route route : context.getRoutes()) {
+                if (route.getEndpoint() instanceof PlatformHttpEndpoint http && webhookPath.equals(http.getPath())) {
+                    return route;
+                }
+            }
+        }
+        return context.getRoute(essential.routeId());
+    }
+
+    /** How to register each missing route, once per route file or builder; and to start a stopped one. */
+    private String remedies(Map<String, List<String>> gaps) {
+        Set<String> remedies = new LinkedHashSet<>();
+        for (String missing : gaps.getOrDefault(MISSING, List.of())) {
+            EssentialRoute.byId(missing).ifPresent(r -> remedies.add(r.howToRegister()));
+        }
+        if (gaps.containsKey(STOPPED)) {
+            remedies.add("start the stopped ones again (route controller, JMX)");
+        }
+        return String.join("; ", remedies);
+    }
+
+    public void setWebhookPath(String webhookPath) {
+        this.webhookPath = webhookPath;
+    }
+
+    /** comma-separated ids of essential routes this deployment replaces or leaves out on purpose (blank: none) */
+    public void setReplaced(String replaced) {
+        this.replaced = replaced;
+    }
+
+    /** Route and context events only: nothing on the exchanges, so the ack path pays nothing for the check. */
+    private final class RouteEvents extends EventNotifierSupport {
+        RouteEvents() {
+            setIgnoreExchangeEvents(true);
+            setIgnoreStepEvents(true);
+            setIgnoreServiceEvents(true);
+        }
+
+        @Override
+        public void notify(CamelEvent event) {
+            switch (event.getType()) {
+                case CamelContextStarted -> started();
+                case CamelContextStopping -> stopping();
+                case RouteAdded, RouteRemoved, RouteStarted, RouteStopped -> evaluate();
+                default -> {
+                }
+            }
+        }
+    }
+
+    private synchronized void stopping() {
+        contextStopping = true;
+        refusal = STOPPING;
+    }
+}
