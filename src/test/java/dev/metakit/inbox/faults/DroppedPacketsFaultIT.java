@@ -31,8 +31,12 @@ class DroppedPacketsFaultIT {
     private static final Duration FREEZE = Duration.ofSeconds(20);
     /** the health deadline (1 s) plus room for a loaded 2-core machine's scheduling and the HTTP round trip */
     private static final long HEALTH_ANSWER_BOUND_MILLIS = 1500;
-    /** the commit timeout (2 s, metakit.inbox.commit-timeout-millis) plus the same room */
-    private static final long DELIVERY_ANSWER_BOUND_MILLIS = 2500;
+    /**
+     * MetaKit's own timeout (5 s): an answer after it is no answer. The commit timeout (2 s) is what the median must
+     * keep; the slowest answers carry the loaded machine's scheduling delay (as in DatabaseOutageFaultTest)
+     */
+    private static final long DELIVERY_ANSWER_BOUND_MILLIS = 5000;
+    private static final long DELIVERY_MEDIAN_BOUND_MILLIS = 2500;
     private static final int ACCOUNTS = 10;
 
     @TempDir
@@ -114,9 +118,12 @@ class DroppedPacketsFaultIT {
 
         assertThat(inFreeze).as("deliveries answered during the freeze").isNotEmpty()
                 .allSatisfy(s -> assertThat(s.status()).as("answer during the freeze").isEqualTo(503));
-        assertThat(sent.stream().filter(s -> s.startNanos() >= frozeAt && s.startNanos() < thawAt))
-                .as("deliveries sent during the freeze, answered within the commit timeout")
+        List<SignedLoad.Sent> sentInFreeze = sent.stream()
+                .filter(s -> s.startNanos() >= frozeAt && s.startNanos() < thawAt).toList();
+        assertThat(sentInFreeze).as("deliveries sent during the freeze, answered before MetaKit's timeout")
                 .allSatisfy(s -> assertThat(s.micros() / 1000).isLessThan(DELIVERY_ANSWER_BOUND_MILLIS));
+        assertThat(SignedLoad.percentileMicros(sentInFreeze, 50) / 1000).as("median answer in the freeze, ms")
+                .isLessThanOrEqualTo(DELIVERY_MEDIAN_BOUND_MILLIS);
         assertThat(probesInFreeze).as("health probes during the freeze, each answered within the deadline")
                 .hasSizeGreaterThan(40)
                 .allSatisfy(p -> assertThat(p.millis()).as(p.path()).isLessThanOrEqualTo(HEALTH_ANSWER_BOUND_MILLIS));

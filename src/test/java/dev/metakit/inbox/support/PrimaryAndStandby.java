@@ -116,6 +116,8 @@ public final class PrimaryAndStandby implements AutoCloseable {
                 }
             });
         }
+        // PostgreSQL refuses a data directory others can read
+        Files.setPosixFilePermissions(to, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
     }
 
     @Override
