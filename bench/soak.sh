@@ -4,7 +4,8 @@
 # with the sandbox's faults, the REST API the consumer reconciles against), for a set time. It reports, at the start
 # (after a warm-up) and at the end, the consumer's heap after a full GC (jcmd GC.run, then GC.heap_info), its RSS,
 # threads and open files, and from /observe/metrics the rows stored and processed, the backlog, failed rows and the
-# feed lag; then it stops the traffic and checks that nothing is left behind (backlog 0, feed lag 0).
+# feed lag; then the traffic ends (the sandbox's API still answering) and it checks that nothing is left behind
+# (backlog 0, feed lag 0), with the figures again after the drain.
 # Not a CI test: it takes as long as it is told to.
 #
 #   bench/soak.sh [minutes]            default 30; e.g. bench/soak.sh 3 for a smoke run
@@ -79,9 +80,11 @@ consumer_pid=$!
 for _ in $(seq 1 120); do [ "$(health)" = 200 ] && break; sleep 1; done
 [ "$(health)" = 200 ] || { echo "soak: the consumer did not get ready; see $work/consumer.log"; SOAK_KEEP=1; exit 1; }
 
+# as many operations as the run lasts at the rate; then its REST API stays up while the consumer drains
+operations=$(( rate * (warmup + minutes * 60) ))
 java -Xmx512m -cp "$jar" dev.metakit.inbox.sandbox.SandboxCli run --url "http://127.0.0.1:$http_port/hooks/metakit" \
   --secret "$secret" --api-port "$api_port" --accounts "$accounts" --rate "$rate" --faults "$faults" \
-  >"$work/sandbox.log" 2>&1 &
+  --operations "$operations" --linger 600 >"$work/sandbox.log" 2>&1 &
 sandbox_pid=$!
 
 sleep "$warmup"
@@ -96,8 +99,10 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 snapshot end
 
-# traffic off; everything received must be worked off and published
-kill "$sandbox_pid"; wait "$sandbox_pid" 2>/dev/null || true; sandbox_pid=""
+# the sandbox's last operations (its rate is a little under the one asked for) and their deliveries settle; then
+# everything received must be worked off and published while its API still answers
+for _ in $(seq 1 300); do grep -q 'traffic done' "$work/sandbox.log" && break; sleep 1; done
+traffic_done_at=$(date +%s)
 drained=no
 for _ in $(seq 1 120); do
   m=$(metrics)
@@ -106,11 +111,13 @@ for _ in $(seq 1 120); do
   fi
   sleep 1
 done
+drain_seconds=$(( $(date +%s) - traffic_done_at ))
 snapshot after_drain
-echo "soak: last sandbox line: $(grep '^sandbox:' "$work/sandbox.log" | tail -1)"
+echo "soak: last sandbox line: $(grep '^sandbox:' "$work/sandbox.log" | grep -v 'traffic done' | tail -1)"
+kill "$sandbox_pid"; wait "$sandbox_pid" 2>/dev/null || true; sandbox_pid=""
 echo "soak: ERROR lines in the consumer log: $(grep -c ' ERROR ' "$work/consumer.log" || true)"
 echo "soak: load at end: $(uptime)"
-printf 'SOAK %d min, %s ops/s, %s accounts, faults %s: heap after GC %d -> %d KiB (%+d%%), RSS %d -> %d KiB (%+d%%), threads %d -> %d, fds %d -> %d; drained (backlog 0, feed lag 0) within 120 s of the traffic stopping: %s\n' \
+printf 'SOAK %d min, %s ops/s, %s accounts, faults %s: heap after GC %d -> %d KiB (%+d%%), RSS %d -> %d KiB (%+d%%), threads %d -> %d, fds %d -> %d; drained (backlog 0, feed lag 0) after the traffic stopped: %s (%d s)\n' \
   "$minutes" "$rate" "$accounts" "$faults" "$start_heap" "$end_heap" $(( (end_heap - start_heap) * 100 / start_heap )) \
   "$start_rss" "$end_rss" $(( (end_rss - start_rss) * 100 / start_rss )) "$start_threads" "$end_threads" \
-  "$start_fds" "$end_fds" "$drained"
+  "$start_fds" "$end_fds" "$drained" "$drain_seconds"
