@@ -29,6 +29,15 @@ public class InboxDatabase extends ContextBean implements DataSource {
     private static final Logger LOG = LoggerFactory.getLogger(InboxDatabase.class);
     /** a dead server must not hang a request past MetaKit's 5 s timeout */
     private static final long CONNECTION_TIMEOUT_MILLIS = 2000;
+    /** per host of the URL: a host that does not answer (black-holed) is given up for the next one after this */
+    static final int CONNECT_TIMEOUT_SECONDS = 2;
+    /**
+     * the longest any read may wait for the server: the last resort against a connection whose packets are dropped
+     * for good. Statement timeouts (the ack path's 2 s) are cancel requests the server must receive; this is not.
+     * Longer than any statement of the bundle may take (a migration, a retention batch); a dropped-packet freeze
+     * shorter than it resumes where it stopped (DroppedPacketsFaultIT)
+     */
+    static final int SOCKET_TIMEOUT_SECONDS = 30;
 
     private String url;
     private String user;
@@ -81,9 +90,7 @@ public class InboxDatabase extends ContextBean implements DataSource {
         config.setValidationTimeout(Math.min(1000, CONNECTION_TIMEOUT_MILLIS));
         // no connection at construction: a database that is down at startup is reported by migrate() below
         config.setInitializationFailTimeout(-1);
-        server.setConnectTimeout(2);
-        server.setSocketTimeout(30);
-        server.setTcpKeepAlive(true);
+        applyConnectionDefaults(server, settings.embedded() ? null : settings.jdbcUrl());
         // the pool reconnects within moments of the server's return, whatever the outage's length
         connector = new ServerWaitingDataSource(server, Duration.ofSeconds(30));
         config.setDataSource(connector);
@@ -92,6 +99,27 @@ public class InboxDatabase extends ContextBean implements DataSource {
         active = pool;
         LOG.info("Database ready: {}", settings.embedded() ? "embedded PostgreSQL, data in " + embeddedDataDirectory
                 : settings.describe());
+    }
+
+    /**
+     * The bundle's connection settings, each unless the URL sets it ({@code ...?socketTimeout=60}): the URL is the
+     * user's, so its values win (README, "Managed PostgreSQL").
+     */
+    static void applyConnectionDefaults(org.postgresql.ds.PGSimpleDataSource server, String jdbcUrl) {
+        java.util.Properties given = jdbcUrl == null ? new java.util.Properties()
+                : org.postgresql.Driver.parseURL(jdbcUrl, null);
+        if (given == null) {
+            given = new java.util.Properties();
+        }
+        if (!given.containsKey("connectTimeout")) {
+            server.setConnectTimeout(CONNECT_TIMEOUT_SECONDS);
+        }
+        if (!given.containsKey("socketTimeout")) {
+            server.setSocketTimeout(SOCKET_TIMEOUT_SECONDS);
+        }
+        if (!given.containsKey("tcpKeepAlive")) {
+            server.setTcpKeepAlive(true);
+        }
     }
 
     private void useHostDataSource(String beanName) {

@@ -29,16 +29,17 @@ public final class SandboxCli {
                     Exit 0 on a 2xx answer, else 1.
 
               run   --url URL --secret S [--api-port 8090] [--api-key sandbox-api-key] [--seed 42]
-                    [--accounts 3] [--rate 5] [--faults none|moderate|heavy] [--operations N]
+                    [--accounts 3] [--rate 5] [--faults none|moderate|heavy] [--operations N] [--linger S]
                     Runs the MetaKit sandbox against the consumer at URL: the REST API on 127.0.0.1:<api-port>,
                     trades at <rate> operations/s, deliveries with the chosen faults. A progress line every 5 s.
                     With --operations it stops after N operations once every delivery has settled; else Ctrl-C.
+                    With --linger the REST API keeps answering S seconds more after that (the consumer's backlog).
 
               --help  this text
             """;
     private static final Set<String> SEND_OPTIONS = Set.of("url", "secret", "event", "account", "ticket", "retries");
     private static final Set<String> RUN_OPTIONS = Set.of("url", "secret", "api-port", "api-key", "seed", "accounts",
-            "rate", "faults", "operations");
+            "rate", "faults", "operations", "linger");
     private static final Duration PROGRESS_EVERY = Duration.ofSeconds(5);
     private static final Set<String> FLAGS = Set.of("retries", "help");
 
@@ -150,6 +151,11 @@ public final class SandboxCli {
             long nextLine = System.nanoTime() + PROGRESS_EVERY.toNanos();
             while (!stopped.await(250, java.util.concurrent.TimeUnit.MILLISECONDS)) {
                 if (sandbox.trafficDone() && sandbox.sender().inFlight() == 0) {
+                    long linger = options.longValue("linger", 0);
+                    if (linger > 0) {
+                        out.println("sandbox: traffic done; the API answers " + linger + " s more");
+                        stopped.await(linger, java.util.concurrent.TimeUnit.SECONDS);
+                    }
                     break;
                 }
                 if (System.nanoTime() >= nextLine) {

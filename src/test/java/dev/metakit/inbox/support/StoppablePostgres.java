@@ -21,25 +21,47 @@ import static org.awaitility.Awaitility.await;
 public final class StoppablePostgres implements AutoCloseable {
     private final Path dataDir;
     private final int port;
+    private final java.util.Map<String, String> serverConfig = new java.util.LinkedHashMap<>();
     private EmbeddedPostgres postgres;
     private String jdbcUrl;
 
     public StoppablePostgres(Path dataDir) throws IOException {
+        this(dataDir, java.util.Map.of());
+    }
+
+    /** With more server settings ({@code postgres -c key=value}), e.g. a standby's {@code primary_conninfo}. */
+    public StoppablePostgres(Path dataDir, java.util.Map<String, String> serverConfig) throws IOException {
         this.dataDir = dataDir;
+        this.serverConfig.putAll(serverConfig);
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
         start();
     }
 
+    /** Changes a server setting for the next {@link #start()}. */
+    public synchronized void setServerConfig(String key, String value) {
+        serverConfig.put(key, value);
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
     public synchronized void start() throws IOException {
         // a server as a user runs it: the library's defaults (fsync and synchronous_commit off) lose the last
         // commits in a crash, acked deliveries and recorded outcomes alike
-        postgres = EmbeddedPostgres.builder().setDataDirectory(dataDir).setCleanDataDirectory(false).setPort(port)
+        EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder().setDataDirectory(dataDir)
+                .setCleanDataDirectory(false).setPort(port)
                 .setServerConfig("fsync", "on")
                 .setServerConfig("synchronous_commit", "on")
-                .setServerConfig("full_page_writes", "on")
-                .start();
+                .setServerConfig("full_page_writes", "on");
+        serverConfig.forEach(builder::setServerConfig);
+        postgres = builder.start();
         jdbcUrl = postgres.getJdbcUrl("postgres", "postgres");
     }
 

@@ -1,0 +1,138 @@
+package dev.metakit.inbox.faults;
+
+import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.FaultWindow;
+import dev.metakit.inbox.support.FreezingProxy;
+import dev.metakit.inbox.support.HealthWatch;
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.SignedLoad;
+import dev.metakit.inbox.support.StoppablePostgres;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A network that drops every packet between the bundle and PostgreSQL for 20 s, sockets left open
+ * ({@link FreezingProxy}), under steady signed traffic, every setting at its default: each delivery in the freeze
+ * answered 503 within its commit timeout (2 s), health answering within its 1 s deadline all along, DOWN with the
+ * reason, 2xx again within moments of the thaw, and nothing acked lost. In failsafe with the other long fault tests.
+ */
+class DroppedPacketsFaultIT {
+    private static final Duration FREEZE = Duration.ofSeconds(20);
+    /** the health deadline (1 s) plus room for a loaded 2-core machine's scheduling and the HTTP round trip */
+    private static final long HEALTH_ANSWER_BOUND_MILLIS = 1500;
+    /**
+     * MetaKit's own timeout (5 s): an answer after it is no answer. The commit timeout (2 s) is what the median must
+     * keep; the slowest answers carry the loaded machine's scheduling delay (as in DatabaseOutageFaultTest)
+     */
+    private static final long DELIVERY_ANSWER_BOUND_MILLIS = 5000;
+    private static final long DELIVERY_MEDIAN_BOUND_MILLIS = 2500;
+    private static final int ACCOUNTS = 10;
+
+    @TempDir
+    Path dataDir;
+    private StoppablePostgres postgres;
+    private FreezingProxy proxy;
+    private FakeMetaKit metakit;
+    private RunningInbox inbox;
+
+    @BeforeEach
+    void start() throws Exception {
+        postgres = new StoppablePostgres(dataDir);
+        proxy = new FreezingProxy(postgres.port());
+        metakit = new FakeMetaKit();
+        metakit.openOnePositionEach(ACCOUNTS, "0.10");
+        inbox = RunningInbox.start(Map.of(
+                "metakit.database.url", "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres",
+                "metakit.database.user", "postgres",
+                "metakit.database.password", "",
+                "metakit.api.url", metakit.url(),
+                "metakit.api.key", FakeMetaKit.API_KEY));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        try (StoppablePostgres p = postgres; FakeMetaKit m = metakit; FreezingProxy x = proxy) {
+            if (inbox != null) {
+                inbox.close();
+            }
+        }
+    }
+
+    @Test
+    void twentySecondsOfDroppedPacketsAreAnswered503WithHealthDownWithinItsDeadlineAndLoseNothingAcked()
+            throws Exception {
+        SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, 4, 25, ACCOUNTS).start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> load.count(SignedLoad.Sent::acked) >= 100);
+        HealthWatch health = HealthWatch.start(inbox, Duration.ofMillis(250), "/observe/health",
+                "/observe/health/ready");
+
+        proxy.freeze();
+        long frozeAt = System.nanoTime();
+        // no commit can reach the server: a 2xx for a delivery sent during the freeze would be a lie
+        FaultWindow.holdUntil(frozeAt + FREEZE.toNanos(), "no 2xx for a delivery sent during the freeze",
+                () -> load.count(s -> s.acked() && s.startNanos() > frozeAt) == 0);
+        proxy.thaw();
+        long thawAt = System.nanoTime();
+
+        await().atMost(Duration.ofSeconds(15)).until(() -> load.count(s -> s.acked() && s.startNanos() > thawAt) >= 50);
+        await().atMost(Duration.ofSeconds(10)).until(() -> inbox.healthStatus() == 200);
+        long healthUpMillis = Duration.ofNanos(System.nanoTime() - thawAt).toMillis();
+        List<HealthWatch.Probe> probes = health.stop();
+        List<SignedLoad.Sent> sent = load.stop();
+        Set<String> acked = SignedLoad.ackedKeys(sent);
+        Duration drained = FaultChecks.untilProcessed(postgres.dataSource(), acked, Duration.ofSeconds(30));
+
+        List<SignedLoad.Sent> inFreeze = sent.stream()
+                .filter(s -> s.startNanos() >= frozeAt && s.endNanos() <= thawAt).toList();
+        long firstAckAfterThaw = sent.stream().filter(s -> s.acked() && s.endNanos() > thawAt)
+                .mapToLong(SignedLoad.Sent::endNanos).min().orElseThrow();
+        List<HealthWatch.Probe> probesInFreeze = probes.stream()
+                .filter(p -> p.startNanos() >= frozeAt && p.startNanos() < thawAt).toList();
+        // the first second: a check that began before the freeze may still say UP
+        List<HealthWatch.Probe> probesSettled = probesInFreeze.stream()
+                .filter(p -> p.startNanos() >= frozeAt + Duration.ofSeconds(1).toNanos()).toList();
+        Set<String> missing = FaultChecks.missing(postgres.dataSource(), acked);
+        System.out.printf("FAULT dropped-packets %ds: sent=%d statuses=%s in-freeze=%d %s p50=%d ms max=%d ms;"
+                        + " health probes in freeze=%d statuses=%s p50=%d ms max=%d ms, e.g. %s; first 2xx %d ms after"
+                        + " the thaw; health 200 %d ms after it; every acked row processed %d ms after the load"
+                        + " stopped; acked-but-missing=%d%n",
+                FREEZE.toSeconds(), sent.size(), SignedLoad.byStatus(sent), inFreeze.size(),
+                SignedLoad.byStatus(inFreeze), SignedLoad.percentileMicros(inFreeze, 50) / 1000,
+                SignedLoad.percentileMicros(inFreeze, 100) / 1000, probesInFreeze.size(),
+                FaultChecks.probeStatuses(probesInFreeze), FaultChecks.probeMillis(probesInFreeze, 50),
+                FaultChecks.probeMillis(probesInFreeze, 100),
+                probesSettled.isEmpty() ? "-" : FaultChecks.oneLine(probesSettled.get(0).body()),
+                Duration.ofNanos(firstAckAfterThaw - thawAt).toMillis(), healthUpMillis, drained.toMillis(),
+                missing.size());
+
+        assertThat(inFreeze).as("deliveries answered during the freeze").isNotEmpty()
+                .allSatisfy(s -> assertThat(s.status()).as("answer during the freeze").isEqualTo(503));
+        List<SignedLoad.Sent> sentInFreeze = sent.stream()
+                .filter(s -> s.startNanos() >= frozeAt && s.startNanos() < thawAt).toList();
+        assertThat(sentInFreeze).as("deliveries sent during the freeze, answered before MetaKit's timeout")
+                .allSatisfy(s -> assertThat(s.micros() / 1000).isLessThan(DELIVERY_ANSWER_BOUND_MILLIS));
+        assertThat(SignedLoad.percentileMicros(sentInFreeze, 50) / 1000).as("median answer in the freeze, ms")
+                .isLessThanOrEqualTo(DELIVERY_MEDIAN_BOUND_MILLIS);
+        assertThat(probesInFreeze).as("health probes during the freeze, each answered within the deadline")
+                .hasSizeGreaterThan(40)
+                .allSatisfy(p -> assertThat(p.millis()).as(p.path()).isLessThanOrEqualTo(HEALTH_ANSWER_BOUND_MILLIS));
+        assertThat(probesSettled).as("health during the freeze: DOWN, saying why").allSatisfy(p -> {
+            assertThat(p.status()).as(p.path()).isEqualTo(503);
+            assertThat(p.body()).contains("inbox-database").containsAnyOf("timed out after", "database unavailable");
+        });
+        assertThat(Duration.ofNanos(firstAckAfterThaw - thawAt)).as("first 2xx after the thaw")
+                .isLessThan(Duration.ofSeconds(5));
+        assertThat(missing).as("acked but missing").isEmpty();
+    }
+}
