@@ -191,6 +191,7 @@ class ChangePublisherTest {
         // a short backoff so the test takes seconds; the backoff's doubling is what aFailingOutlet... checks
         p.setBackoffBaseMillis(100);
         p.setBackoffMaxMillis(1000);
+        p.start(); // as the context would start it: its stop() then gives back its threads and LISTEN connection
         publishers.add(p);
         return p;
     }
