@@ -69,7 +69,7 @@ class FeedPaceTest {
     void anOutletRefusingOneSendInTenNeverRatchetsAnAccountsLag() throws Exception {
         // seeded: the same refusals every run
         Random random = new Random(21);
-        publisher(id -> {
+        ChangePublisher publisher = publisher(id -> {
             synchronized (random) {
                 return random.nextInt(10) == 0;
             }
