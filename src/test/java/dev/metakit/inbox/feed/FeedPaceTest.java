@@ -83,16 +83,21 @@ class FeedPaceTest {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         AtomicInteger seqOf1 = new AtomicInteger();
         AtomicInteger seqOfOthers = new AtomicInteger();
+        // a connection per trader, as a reconcile's pool would hold: opening one per change could not keep the pace
+        Connection busy = db.getConnection();
+        Connection others = db.getConnection();
+        closeLast.add(busy);
+        closeLast.add(others);
         traders.scheduleAtFixedRate(() -> {
             if (System.nanoTime() < end) {
-                committedAt.put(commitChange(1), System.nanoTime());
+                committedAt.put(commitChange(busy, 1), System.nanoTime());
                 seqOf1.incrementAndGet();
             }
         }, 0, 25, TimeUnit.MILLISECONDS);
         traders.scheduleAtFixedRate(() -> {
             if (System.nanoTime() < end) {
                 for (long account = 2; account <= 4; account++) {
-                    committedAt.put(commitChange(account), System.nanoTime());
+                    committedAt.put(commitChange(others, account), System.nanoTime());
                 }
                 seqOfOthers.incrementAndGet();
             }
@@ -101,7 +106,7 @@ class FeedPaceTest {
         await().atMost(Duration.ofSeconds(90)).until(() -> System.nanoTime() > end
                 && firstTakenAt.keySet().containsAll(committedAt.keySet()));
 
-        assertThat(committedAt).hasSizeGreaterThan(400);
+        assertThat(committedAt.size()).as("changes committed").isGreaterThan(400);
         assertThat(tried.size() - taken.size()).as("sends refused").isGreaterThan(30);
         for (long account = 1; account <= 4; account++) {
             List<Long> lags = new ArrayList<>();
@@ -246,12 +251,25 @@ class FeedPaceTest {
     /** Appends one change to the account's feed in its own transaction, as a reconcile does. Returns its id. */
     private String commitChange(long account) {
         try (Connection c = db.getConnection()) {
+            return commitChange(c, account);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private String commitChange(Connection c, long account) {
+        try {
             c.setAutoCommit(false);
             FeedChange change = new FeedChange(0, account, 0, 1000 + account, "modified", "open", "EURUSD", "buy",
                     new java.math.BigDecimal("0.10"), new java.math.BigDecimal("1.1"), null, null, null, null, null,
                     null, null, List.of("sl"), "event", null);
             ChangeStore.append(c, change);
-            long seq = TestDatabase.scalar("select last_seq from position_change_seqs where account_id = " + account);
+            long seq;
+            try (var s = c.createStatement(); var rs = s.executeQuery(
+                    "select last_seq from position_change_seqs where account_id = " + account)) {
+                rs.next();
+                seq = rs.getLong(1);
+            }
             c.commit();
             return account + ":" + seq;
         } catch (SQLException e) {

@@ -51,7 +51,8 @@ class ReplayAndRetentionTest {
         inbox = fixture.start(Map.of());
         inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() ->
-                scalar("select count(*) from position_changes where account_id = 2 and ticket = 20") == 1);
+                scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
+        assertThat(scalar("select count(*) from position_changes where account_id = 2 and ticket = 20")).isEqualTo(1);
         // a second position whose delivery MetaKit never made: only the replayed delivery's reconcile finds it
         metakit.open(2, 21, "0.20", "0", "0", opened.plusSeconds(10));
 
