@@ -225,8 +225,9 @@ public class ChangePublisher extends ContextBean {
                 long[] ids = taken.stream().mapToLong(FeedChange::changeId).toArray();
                 int marked = ChangeStore.markPublished(c, account, ids);
                 published.addAndGet(marked);
-                if (p.backoff().succeeded(account)) {
-                    LOG.info("Feed: account {} publishes again", account);
+                int failed = p.backoff().failures(account);
+                if (p.backoff().succeeded(account) && failed > 1) {
+                    LOG.info("Feed: account {} publishes again after {} failures in a row", account, failed);
                 }
                 if (marked < ids.length) {
                     LOG.warn("Feed: account {} is no longer this instance's to publish ({} of {} marked)", account,
@@ -286,9 +287,13 @@ public class ChangePublisher extends ContextBean {
         } catch (RejectedExecutionException stopping) {
             return;
         }
-        // one line when an account starts failing, then one per doubling of its backoff
-        if (Integer.bitCount(b.failures()) == 1) {
-            LOG.warn("Feed: account {} stopped, failure {}, next try in {} ms: {}", account, b.failures(), delay, why);
+        // a single refusal is tried again at once and counted, not logged (a flaky outlet would fill the log); one
+        // line when an account fails twice in a row, then one per doubling of its backoff
+        if (b.failures() > 1 && Integer.bitCount(b.failures() - 1) == 1) {
+            LOG.warn("Feed: account {} stopped, failure {} in a row, next try in {} ms: {}", account, b.failures(),
+                    delay, why);
+        } else if (b.failures() == 1) {
+            LOG.debug("Feed: account {} tried again at once: {}", account, why);
         }
     }
 

@@ -5,10 +5,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The publisher's backoff per account, which forgives: it counts the account's failures since its last success, so
- * each failure doubles the wait (from the base up to the maximum) only while the outlet keeps failing, and the first
- * change it takes again clears it. An outlet that refuses one send in ten costs its accounts one base wait per
- * refusal, never a wait that climbs with the account's traffic.
+ * The publisher's backoff per account, which forgives: it counts the account's failures since its last success. The
+ * first failure is tried again at once (an outlet that refuses one send in ten costs a busy account one resend per
+ * refusal: a wait per refusal would cap the account below its traffic, and its lag would climb); from the second
+ * failure in a row the wait is the base, doubling up to the maximum, only while the outlet keeps failing; the first
+ * change the outlet takes again clears it.
  */
 final class FeedBackoff {
     private final long baseMillis;
@@ -31,7 +32,7 @@ final class FeedBackoff {
     Backoff failed(long account) {
         return accounts.compute(account, (a, prev) -> {
             int n = prev == null ? 1 : prev.failures() + 1;
-            long delay = Math.min(maxMillis, baseMillis << Math.min(n - 1, 20));
+            long delay = n == 1 ? 0 : Math.min(maxMillis, baseMillis << Math.min(n - 2, 20));
             return new Backoff(n, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay));
         });
     }

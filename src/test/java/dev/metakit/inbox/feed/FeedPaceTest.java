@@ -117,7 +117,7 @@ class FeedPaceTest {
             }
             Collections.sort(lags);
             long p99 = lags.get((int) Math.ceil(lags.size() * 0.99) - 1);
-            // a refusal costs one base wait (1 s), two in a row 1 + 2 s: a ratchet would climb to 30 s
+            // a refusal costs one resend, two in a row 1 s more, three 1 + 2 s: a ratchet would climb to 30 s
             assertThat(p99).as("p99 lag of account %d in ms (%d changes)", account, lags.size())
                     .isLessThanOrEqualTo(4_000);
             assertThat(publisher.backoffFailures(account)).as("backoff of account %d after its last success", account)
