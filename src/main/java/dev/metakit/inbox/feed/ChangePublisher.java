@@ -35,7 +35,7 @@ import java.util.function.Consumer;
  * (PostgreSQL {@code NOTIFY}), by the retry of its backoff, or by {@link #publishDue()}, the feed's poll route, which
  * is the backstop (and starts the rest at its first call). An offered account gets a turn on a pool thread unless it
  * has one already (then it gets another turn after it) or is backing off. In a turn the publisher takes the account
- * ({@link #takeAccount}: another instance holding it publishes it instead) and sends its unpublished changes in
+ * ({@link AccountOwnership}: another instance holding it publishes it instead) and sends its unpublished changes in
  * batches: each batch in seq order without waiting between sends ({@link OutletBatch}), then one statement marks the
  * batch's confirmed prefix published. A failure ends the turn at the first change not confirmed, which is where the
  * next turn starts again (later changes the outlet took meanwhile go again with the same id), so a change is never
@@ -49,6 +49,7 @@ public class ChangePublisher extends ContextBean {
     private static final int BATCHES_PER_TURN = 20;
 
     private final ObjectWriter json = JsonMapper.builder().build().writer();
+    private final AccountOwnership ownership = new AccountOwnership();
     /** accounts with a turn queued or running, and whether they are offered again meanwhile */
     private final Map<Long, Boolean> turns = new ConcurrentHashMap<>();
     private final AtomicLong published = new AtomicLong();
@@ -189,13 +190,13 @@ public class ChangePublisher extends ContextBean {
     /** One turn of the account, unless another instance publishes it. Returns whether changes are left. */
     private boolean publishAccount(Running p, long account) {
         try (Connection c = dataSource.getConnection()) {
-            if (!takeAccount(c, account)) {
+            if (!ownership.take(c, account)) {
                 return false;
             }
             try {
                 return publishBatches(p, c, account);
             } finally {
-                releaseAccount(c, account);
+                ownership.release(c, account);
             }
         } catch (SQLException e) {
             failed(p, account, "database: " + e.getMessage()); // counted too: the change waits all the same
@@ -210,7 +211,7 @@ public class ChangePublisher extends ContextBean {
     private boolean publishBatches(Running p, Connection c, long account) throws SQLException, InterruptedException {
         long afterSeq = 0;
         for (int n = 0; n < BATCHES_PER_TURN; n++) {
-            if (!running() || !stillOwns(c, account)) {
+            if (!running() || !ownership.stillOwns(c, account)) {
                 return false; // the outlet route stops with the context: what is left goes out after the restart
             }
             List<FeedChange> batch = ChangeStore.unpublished(c, account, afterSeq, batchSize);
@@ -250,29 +251,6 @@ public class ChangePublisher extends ContextBean {
         return true;
     }
 
-    // ---- who may publish an account: this seam alone decides (today one session advisory lock per account)
-
-    /** Takes the account for this turn; false when another instance publishes it. */
-    private static boolean takeAccount(Connection c, long account) throws SQLException {
-        return AccountPublishLock.tryLock(c, account);
-    }
-
-    /**
-     * Asked before each batch. A session lock lives as long as the connection every statement of the turn runs on,
-     * so there is nothing to ask; a lease that can expire checks itself here (and fences {@link
-     * ChangeStore#markPublished}).
-     */
-    private static boolean stillOwns(Connection c, long account) {
-        return true;
-    }
-
-    private static void releaseAccount(Connection c, long account) throws SQLException {
-        if (!AccountPublishLock.unlock(c, account)) {
-            LOG.warn("Feed: the publish lock of account {} was not held at its release", account);
-        }
-    }
-
-    // ----
 
     private boolean running() {
         return !stopped && getCamelContext().getStatus().isStarted();
