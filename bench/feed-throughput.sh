@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Changes per second the change feed's publisher sustains into a real Kafka broker (BENCHMARKS.md, "The change
-# feed"): src/test/java/dev/metakit/inbox/bench/FeedKafkaBench.java. Options go to its main:
-#   bench/feed-throughput.sh --changes 20000 --accounts 100 --concurrency 4
+# The change feed's publisher into a real Kafka broker (BENCHMARKS.md, "The change feed"):
+# src/test/java/dev/metakit/inbox/bench/FeedKafkaBench.java. Options go to its main:
+#   bench/feed-throughput.sh --changes 20000 --accounts 100 --concurrency 4     # a backlog: changes/s, order on the topic
+#   bench/feed-throughput.sh --changes 1000000 --accounts 100                   # the 1,000,000-change catch-up
+#   bench/feed-throughput.sh --rate 1000 --seconds 30 --accounts 100            # steady writes: lag p50/p99
+# Figures print as lines starting with "FEED", with CPU per change and the load average.
 # The machine is shared: check `uptime` first; the load average should be low.
 set -euo pipefail
 cd "$(dirname "$0")/.."

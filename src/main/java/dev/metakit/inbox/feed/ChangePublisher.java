@@ -1,12 +1,12 @@
 package dev.metakit.inbox.feed;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
-import org.apache.camel.Exchange;
-import org.apache.camel.ProducerTemplate;
+import org.apache.camel.AsyncProducer;
+import org.apache.camel.Endpoint;
+import org.apache.camel.support.service.ServiceHelper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,52 +14,64 @@ import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.function.Consumer;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * Publishes the change feed: every change of {@code position_changes} to the outlet route
  * ({@code direct:metakit-change-outlet} in {@code routes/changes.camel.yaml}), at least once, in seq order per account.
  *
- * <p>{@link #publishDue()} (called by the feed's poll route) hands each account with unpublished changes to a pool
- * thread, unless that account is already in hand here or backing off. For one account, the thread takes the
- * account's {@link AccountPublishLock} (another instance holding it publishes the account instead), then sends its
- * changes one by one: the next only after the outlet returned without an exception for the previous one, which is
- * then marked published. A failure stops the account where it is and backs it off (doubling up to a maximum), so a
- * change is never skipped; a change sent but not marked (a crash in between) is sent again with the same id.
+ * <p>An account is published when it is offered: by {@link FeedWakeups} when a reconcile commits a change of it
+ * (PostgreSQL {@code NOTIFY}), by the retry of its backoff, or by {@link #publishDue()}, the feed's poll route, which
+ * is the backstop (and starts the rest at its first call). An offered account gets a turn on a pool thread unless it
+ * has one already (then it gets another turn after it) or is backing off. In a turn the publisher takes the account
+ * ({@link AccountOwnership}: another instance holding it publishes it instead) and sends its unpublished changes in
+ * batches: each batch in seq order without waiting between sends ({@link OutletBatch}), then one statement marks the
+ * batch's confirmed prefix published. A failure ends the turn at the first change not confirmed, which is where the
+ * next turn starts again (later changes the outlet took meanwhile go again with the same id), so a change is never
+ * skipped nor overtaken; the account backs off ({@link FeedBackoff}: forgiven by the next success).
  */
 public class ChangePublisher extends ContextBean {
     private static final Logger LOG = LoggerFactory.getLogger(ChangePublisher.class);
     static final String DEFAULT_OUTLET = "direct:metakit-change-outlet";
-    private static final int BATCH = 100;
+    static final int DEFAULT_BATCH_SIZE = 500;
+    /** batches in one turn: then the account waits behind the other accounts offered meanwhile */
+    private static final int BATCHES_PER_TURN = 20;
 
-    private final ObjectMapper json = JsonMapper.builder().build();
-    private final Set<Long> inHand = ConcurrentHashMap.newKeySet();
-    private final Map<Long, Backoff> backoffs = new ConcurrentHashMap<>();
+    private final ObjectWriter json = JsonMapper.builder().build().writer();
+    private final AccountOwnership ownership = new AccountOwnership();
+    /** accounts with a turn queued or running, and whether they are offered again meanwhile */
+    private final Map<Long, Boolean> turns = new ConcurrentHashMap<>();
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final List<Consumer<FeedChange>> sentListeners = new CopyOnWriteArrayList<>();
 
     private DataSource dataSource;
-    private volatile ProducerTemplate producer;
     private String outlet = DEFAULT_OUTLET;
     private Integer concurrency;
     private Long backoffBaseMillis;
     private Long backoffMaxMillis;
     private int maxAccountsPerPoll = 1000;
-    private volatile ExecutorService pool;
+    private int batchSize = DEFAULT_BATCH_SIZE;
     private volatile boolean stopped;
     private volatile boolean pollFailing;
+    private long dueAfter; // the backstop's next look starts after this account (guarded by this)
 
-    private record Backoff(int failures, long retryAtNanos) {
+    /** what runs once the feed publishes: made by the first publishDue, given back by end() */
+    private volatile Running parts;
+
+    private record Running(ExecutorService pool, ScheduledExecutorService retries, AsyncProducer producer,
+                           OutletBatch outlet, FeedBackoff backoff, FeedWakeups wakeups) {
     }
 
     @Override
@@ -69,33 +81,43 @@ public class ChangePublisher extends ContextBean {
         Required.setting(backoffMaxMillis, "metakit.feed.backoff-max-millis");
     }
 
-    /** Nothing to take: the pool is created at the first publish, so a bundle without the feed's poll holds none. */
+    /** Nothing to take: the first {@link #publishDue()} starts the feed, so a bundle without its poll holds nothing. */
     @Override
     protected void begin() {
     }
 
     /** Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. */
     @Override
-    protected void end() throws InterruptedException {
-        stopped = true;
-        ExecutorService p = pool;
-        if (p != null) {
-            p.shutdown();
-            if (!p.awaitTermination(5, TimeUnit.SECONDS)) {
-                p.shutdownNow();
-            }
+    protected void end() throws Exception {
+        Running p;
+        synchronized (this) {
+            stopped = true;
+            p = parts;
         }
+        if (p == null) {
+            return;
+        }
+        p.wakeups().close();
+        p.retries().shutdownNow();
+        p.pool().shutdown();
+        if (!p.pool().awaitTermination(5, TimeUnit.SECONDS)) {
+            p.pool().shutdownNow();
+        }
+        ServiceHelper.stopService(p.producer());
     }
 
-    /** Hands every account with unpublished changes, not in hand nor backing off, to the pool. Returns how many. */
+    /**
+     * The backstop: offers every account with unpublished changes (starting the feed at its first call). Returns how
+     * many accounts it found.
+     */
     public int publishDue() {
-        if (!running()) {
+        Running p = parts();
+        if (p == null) {
             return 0;
         }
-        ExecutorService threads = pool();
         List<Long> due;
-        try (Connection c = dataSource().getConnection()) {
-            due = ChangeStore.accountsWithUnpublished(c, maxAccountsPerPoll);
+        try (Connection c = dataSource.getConnection()) {
+            due = dueAccounts(c);
         } catch (SQLException e) {
             // every poll would say the same while the database is away: once when it starts, once when it ends
             if (!pollFailing) {
@@ -108,142 +130,192 @@ public class ChangePublisher extends ContextBean {
             LOG.info("Feed: the unpublished changes can be read again");
             pollFailing = false;
         }
-        int handed = 0;
-        long now = System.nanoTime();
-        for (long account : due) {
-            Backoff b = backoffs.get(account);
-            if (b != null && now - b.retryAtNanos() < 0) {
-                continue;
-            }
-            if (inHand.add(account)) {
-                handed++;
-                threads.execute(() -> {
-                    try {
-                        publishAccount(account);
-                    } finally {
-                        inHand.remove(account);
-                    }
-                });
-            }
-        }
-        return handed;
+        due.forEach(this::offer);
+        return due.size();
     }
 
-    /** Publishes the account's unpublished changes in seq order, unless another instance is publishing it. */
-    void publishAccount(long account) {
-        try (Connection c = dataSource().getConnection()) {
-            if (!AccountPublishLock.tryLock(c, account)) {
-                return;
+    /** Up to maxAccountsPerPoll accounts, going round from where the last look stopped, so none waits on the cap. */
+    private synchronized List<Long> dueAccounts(Connection c) throws SQLException {
+        List<Long> due = new ArrayList<>(ChangeStore.accountsWithUnpublished(c, dueAfter, maxAccountsPerPoll));
+        if (due.size() < maxAccountsPerPoll && dueAfter != Long.MIN_VALUE) {
+            for (long a : ChangeStore.accountsWithUnpublished(c, Long.MIN_VALUE, maxAccountsPerPoll - due.size())) {
+                if (a > dueAfter) {
+                    break;
+                }
+                due.add(a);
+            }
+        }
+        dueAfter = due.size() == maxAccountsPerPoll ? due.get(due.size() - 1) : Long.MIN_VALUE;
+        return due;
+    }
+
+    /** Gives the account a turn, or another one after the turn it has; not while it backs off (its retry offers it). */
+    void offer(long account) {
+        Running p = parts;
+        if (p == null || !running() || p.backoff().backingOff(account)) {
+            return;
+        }
+        boolean[] fresh = {false};
+        turns.compute(account, (a, again) -> {
+            fresh[0] = again == null;
+            return again != null;
+        });
+        if (fresh[0]) {
+            queueTurn(p, account);
+        }
+    }
+
+    private void queueTurn(Running p, long account) {
+        try {
+            p.pool().execute(() -> turn(p, account));
+        } catch (RejectedExecutionException stopping) {
+            turns.remove(account);
+        }
+    }
+
+    private void turn(Running p, long account) {
+        boolean more = false;
+        try {
+            more = publishAccount(p, account);
+        } finally {
+            boolean goOn = more;
+            Boolean again = turns.compute(account, (a, offered) ->
+                    (goOn || Boolean.TRUE.equals(offered)) && running() && !p.backoff().backingOff(a) ? false : null);
+            if (again != null) {
+                queueTurn(p, account); // behind the accounts offered meanwhile
+            }
+        }
+    }
+
+    /** One turn of the account, unless another instance publishes it. Returns whether changes are left. */
+    private boolean publishAccount(Running p, long account) {
+        try (Connection c = dataSource.getConnection()) {
+            if (!ownership.take(c, account)) {
+                return false;
             }
             try {
-                drain(c, account);
+                return publishBatches(p, c, account);
             } finally {
-                if (!AccountPublishLock.unlock(c, account)) {
-                    LOG.warn("Feed: the publish lock of account {} was not held at its release", account);
-                }
+                ownership.release(c, account);
             }
         } catch (SQLException e) {
-            failed(account, "database: " + e.getMessage()); // counted too: the change waits all the same
+            failed(p, account, "database: " + e.getMessage()); // counted too: the change waits all the same
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            failed(account, e.getMessage());
+            failed(p, account, e.getMessage());
         }
+        return false;
     }
 
-    private void drain(Connection c, long account) throws SQLException {
-        while (running()) {
-            List<FeedChange> batch = ChangeStore.unpublished(c, account, BATCH);
-            for (FeedChange change : batch) {
-                if (!running()) {
-                    return; // the outlet route stops with the context: what is left goes out after the restart
-                }
-                Exception error = send(change);
-                if (error != null) {
-                    failed(account, "the outlet did not take change " + change.id() + ": " + error.getMessage());
-                    return;
-                }
-                sentListeners.forEach(l -> l.accept(change));
-                ChangeStore.markPublished(c, change.changeId());
-                published.incrementAndGet();
+    private boolean publishBatches(Running p, Connection c, long account) throws SQLException, InterruptedException {
+        long afterSeq = 0;
+        for (int n = 0; n < BATCHES_PER_TURN; n++) {
+            if (!running() || !ownership.stillOwns(c, account)) {
+                return false; // the outlet route stops with the context: what is left goes out after the restart
             }
-            if (batch.size() < BATCH) {
-                break;
+            List<FeedChange> batch = ChangeStore.unpublished(c, account, afterSeq, batchSize);
+            if (batch.isEmpty()) {
+                return false;
+            }
+            OutletBatch.Result sent = p.outlet().send(batch, this::running);
+            int confirmed = sent.confirmed();
+            if (confirmed > 0) {
+                List<FeedChange> taken = batch.subList(0, confirmed);
+                taken.forEach(change -> sentListeners.forEach(l -> l.accept(change)));
+                long[] ids = taken.stream().mapToLong(FeedChange::changeId).toArray();
+                int marked = ChangeStore.markPublished(c, account, ids);
+                published.addAndGet(marked);
+                int failed = p.backoff().failures(account);
+                if (p.backoff().succeeded(account) && failed > 1) {
+                    LOG.info("Feed: account {} publishes again after {} failures in a row", account, failed);
+                }
+                if (marked < ids.length) {
+                    LOG.warn("Feed: account {} is no longer this instance's to publish ({} of {} marked)", account,
+                            marked, ids.length);
+                    return false;
+                }
+                afterSeq = taken.get(confirmed - 1).seq();
+            }
+            if (confirmed < batch.size()) {
+                if (sent.error() != null) {
+                    failed(p, account, "the outlet did not take change " + batch.get(confirmed).id() + ": "
+                            + sent.error().getMessage());
+                }
+                return false;
+            }
+            if (batch.size() < batchSize) {
+                return false;
             }
         }
-        if (backoffs.remove(account) != null) {
-            LOG.info("Feed: account {} publishes again", account);
-        }
+        return true;
     }
+
 
     private boolean running() {
         return !stopped && getCamelContext().getStatus().isStarted();
     }
 
-    /** Sends one change; null once the outlet took it, else the error. */
-    private Exception send(FeedChange change) {
-        String body;
-        try {
-            body = json.writeValueAsString(change.toJson());
-        } catch (JsonProcessingException e) {
-            return e;
-        }
-        Exchange sent = producer().send(outlet, exchange -> {
-            var m = exchange.getMessage();
-            m.setBody(body);
-            m.setHeader(FeedHeaders.CHANGE_ID, change.id());
-            m.setHeader(FeedHeaders.ACCOUNT_ID, change.accountId());
-            m.setHeader(FeedHeaders.TICKET, change.ticket());
-            m.setHeader(FeedHeaders.CHANGE_KIND, change.kind());
-            m.setHeader(Exchange.CONTENT_TYPE, "application/json");
-        });
-        return sent.getException();
-    }
-
-    private void failed(long account, String why) {
+    private void failed(Running p, long account, String why) {
         failures.incrementAndGet();
-        Backoff b = backoffs.compute(account, (a, prev) -> {
-            int n = prev == null ? 1 : prev.failures() + 1;
-            long delay = Math.min(backoffMaxMillis, backoffBaseMillis << Math.min(n - 1, 20));
-            return new Backoff(n, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay));
-        });
-        // one line when an account starts failing, then one per doubling of its backoff
-        if (Integer.bitCount(b.failures()) == 1) {
-            LOG.warn("Feed: account {} stopped, failure {}, next try in {} ms: {}", account, b.failures(),
-                    Duration.ofNanos(b.retryAtNanos() - System.nanoTime()).toMillis(), why);
+        FeedBackoff.Backoff b = p.backoff().failed(account);
+        long delay = b.delayMillis(System.nanoTime());
+        try {
+            p.retries().schedule(() -> offer(account), delay, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopping) {
+            return;
+        }
+        // a single refusal is tried again at once and counted, not logged (a flaky outlet would fill the log); one
+        // line when an account fails twice in a row, then one per doubling of its backoff
+        if (b.failures() > 1 && Integer.bitCount(b.failures() - 1) == 1) {
+            LOG.warn("Feed: account {} stopped, failure {} in a row, next try in {} ms: {}", account, b.failures(),
+                    delay, why);
+        } else if (b.failures() == 1) {
+            LOG.debug("Feed: account {} tried again at once: {}", account, why);
         }
     }
 
-    private ExecutorService pool() {
-        if (pool == null) {
-            synchronized (this) {
-                if (pool == null) {
-                    checkSettings();
-                    pool = Executors.newFixedThreadPool(concurrency, r -> {
-                        Thread t = new Thread(r, "metakit-feed-publisher");
-                        t.setDaemon(true);
-                        return t;
-                    });
-                }
+    /** The running parts, made at the first call; null once stopped or while the context is not started. */
+    private Running parts() {
+        Running p = parts;
+        if (p != null || !running()) {
+            return p;
+        }
+        synchronized (this) {
+            if (parts == null && !stopped) {
+                checkSettings();
+                parts = startParts();
+                parts.wakeups().start();
             }
+            return parts;
         }
-        return pool;
     }
 
-    private ProducerTemplate producer() {
-        if (producer == null) {
-            synchronized (this) {
-                if (producer == null) {
-                    producer = getCamelContext().createProducerTemplate();
-                }
-            }
+    private Running startParts() {
+        Endpoint endpoint = getCamelContext().getEndpoint(outlet);
+        AsyncProducer producer;
+        try {
+            producer = endpoint.createAsyncProducer();
+        } catch (Exception e) {
+            throw new IllegalStateException("the feed's outlet " + outlet + " has no producer", e);
         }
-        return producer;
+        ServiceHelper.startService(producer);
+        ExecutorService pool = Executors.newFixedThreadPool(concurrency, daemon("metakit-feed-publisher"));
+        ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(daemon("metakit-feed-retry"));
+        FeedWakeups wakeups = new FeedWakeups(dataSource, this::offer, this::publishDue);
+        return new Running(pool, retries, producer, new OutletBatch(endpoint, producer, json),
+                new FeedBackoff(backoffBaseMillis, backoffMaxMillis), wakeups);
     }
 
-    private DataSource dataSource() {
-        return dataSource;
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
     }
 
-    /** Told of every change the outlet took (repeats included), in the order it took them per account. */
+    /** Told of every change the outlet confirmed (repeats included), in seq order per account. */
     public void onSent(Consumer<FeedChange> listener) {
         sentListeners.add(listener);
     }
@@ -255,7 +327,7 @@ public class ChangePublisher extends ContextBean {
         }
     }
 
-    /** Changes the outlet took, since this instance started. */
+    /** Changes the outlet took and that were marked published, since this instance started. */
     public long publishedCount() {
         return published.get();
     }
@@ -263,6 +335,18 @@ public class ChangePublisher extends ContextBean {
     /** Publish attempts that failed (the outlet's error, or the database's), each backing its account off. */
     public long failureCount() {
         return failures.get();
+    }
+
+    /** The account's failures since the outlet last took one of its changes (0: not backing off). */
+    int backoffFailures(long account) {
+        Running p = parts;
+        return p == null ? 0 : p.backoff().failures(account);
+    }
+
+    /** Whether the publisher is listening for committed changes now (false before its first poll). */
+    boolean listening() {
+        Running p = parts;
+        return p != null && p.wakeups().listening();
     }
 
     public void setDataSource(DataSource dataSource) {
@@ -292,5 +376,10 @@ public class ChangePublisher extends ContextBean {
 
     public void setMaxAccountsPerPoll(int n) {
         this.maxAccountsPerPoll = Math.max(1, n);
+    }
+
+    /** Changes of one account sent before one statement marks them published. */
+    public void setBatchSize(int n) {
+        this.batchSize = Math.max(1, n);
     }
 }

@@ -27,10 +27,15 @@ public final class ChangeStore {
             + " price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price, close_profit, changed,"
             + " source, reconciled_at";
 
-    // the upsert returns the account's next seq and holds its row locked until the caller's transaction ends
-    private static final String NEXT_SEQ = "insert into position_change_seqs as s (account_id, last_seq) values (?, 1)"
-            + " on conflict on constraint position_change_seqs_pk do update set last_seq = s.last_seq + 1"
-            + " returning last_seq";
+    /** The channel a committed change is announced on (payload: its account id, or empty for "look at all"). */
+    static final String CHANNEL = "metakit_feed";
+
+    // the upsert returns the account's next seq and holds its row locked until the caller's transaction ends; the
+    // same statement announces the account on CHANNEL, delivered by PostgreSQL only if and when the transaction
+    // commits (repeats in one transaction fold into one), so a publisher wakes for committed changes only
+    private static final String NEXT_SEQ = "with n as (insert into position_change_seqs as s (account_id, last_seq)"
+            + " values (?, 1) on conflict on constraint position_change_seqs_pk do update set last_seq = s.last_seq + 1"
+            + " returning last_seq) select n.last_seq, pg_notify('" + CHANNEL + "', ?) from n";
 
     private static final String INSERT = "insert into position_changes (account_id, seq, ticket, kind, status,"
             + " symbol, type, volume, price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price,"
@@ -48,6 +53,7 @@ public final class ChangeStore {
         long seq;
         try (PreparedStatement s = c.prepareStatement(NEXT_SEQ)) {
             s.setLong(1, change.accountId());
+            s.setString(2, Long.toString(change.accountId()));
             try (ResultSet rs = s.executeQuery()) {
                 rs.next();
                 seq = rs.getLong(1);
@@ -82,12 +88,25 @@ public final class ChangeStore {
 
 
 
-    /** Accounts with an unpublished change, the one waiting longest first. */
-    static List<Long> accountsWithUnpublished(Connection c, int limit) throws SQLException {
+    /**
+     * Up to {@code limit} accounts with an unpublished change, in account order after {@code afterAccount}: a loose
+     * index scan of {@code position_changes_unpublished_idx} (one index probe per account, however many changes
+     * wait), where grouping all unpublished rows would read every one of them.
+     */
+    static List<Long> accountsWithUnpublished(Connection c, long afterAccount, int limit) throws SQLException {
         List<Long> out = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("select account_id from position_changes"
-                + " where published_at is null group by account_id order by min(change_id) limit ?")) {
-            s.setInt(1, limit);
+        try (PreparedStatement s = c.prepareStatement("""
+                with recursive due(account_id) as (
+                    (select account_id from position_changes
+                      where published_at is null and account_id > ? order by account_id limit 1)
+                    union all
+                    select (select p.account_id from position_changes p
+                             where p.published_at is null and p.account_id > due.account_id
+                             order by p.account_id limit 1)
+                      from due where due.account_id is not null)
+                select account_id from due where account_id is not null limit ?""")) {
+            s.setLong(1, afterAccount);
+            s.setInt(2, limit);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getLong(1));
@@ -97,13 +116,17 @@ public final class ChangeStore {
         return out;
     }
 
-    /** The account's next unpublished changes in seq order. */
-    static List<FeedChange> unpublished(Connection c, long accountId, int limit) throws SQLException {
-        List<FeedChange> out = new ArrayList<>();
+    /**
+     * The account's next unpublished changes in seq order, after {@code afterSeq}: a publisher that just marked a
+     * batch starts the index scan past it rather than over the entries it just made dead.
+     */
+    static List<FeedChange> unpublished(Connection c, long accountId, long afterSeq, int limit) throws SQLException {
+        List<FeedChange> out = new ArrayList<>(Math.min(limit, 1024));
         try (PreparedStatement s = c.prepareStatement("select " + COLUMNS + " from position_changes"
-                + " where account_id = ? and published_at is null order by seq limit ?")) {
+                + " where account_id = ? and published_at is null and seq > ? order by seq limit ?")) {
             s.setLong(1, accountId);
-            s.setInt(2, limit);
+            s.setLong(2, afterSeq);
+            s.setInt(3, limit);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     out.add(change(rs));
@@ -113,11 +136,33 @@ public final class ChangeStore {
         return out;
     }
 
-    static void markPublished(Connection c, long changeId) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(
-                "update position_changes set published_at = now() where change_id = ?")) {
-            s.setLong(1, changeId);
-            s.executeUpdate();
+    static List<FeedChange> unpublished(Connection c, long accountId, int limit) throws SQLException {
+        return unpublished(c, accountId, 0, limit);
+    }
+
+    /**
+     * Marks a batch of one account published, in one statement. Returns how many rows it marked: fewer than asked
+     * means some were no longer this publisher's to mark. This statement is where a fencing condition on the
+     * account's ownership goes (a {@code where exists (...)} on the owner's token), so a publisher that lost the
+     * account marks nothing.
+     */
+    static int markPublished(Connection c, long accountId, long[] changeIds) throws SQLException {
+        Array ids = c.createArrayOf("bigint", Arrays.stream(changeIds).boxed().toArray());
+        try (PreparedStatement s = c.prepareStatement("update position_changes set published_at = now()"
+                + " where account_id = ? and change_id = any(?) and published_at is null")) {
+            s.setLong(1, accountId);
+            s.setArray(2, ids);
+            return s.executeUpdate();
+        } finally {
+            ids.free();
+        }
+    }
+
+    /** Wakes the publishers for one account ({@code null}: for every account with unpublished changes). */
+    static void announce(Connection c, Long accountId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("select pg_notify('" + CHANNEL + "', ?)")) {
+            s.setString(1, accountId == null ? "" : accountId.toString());
+            s.execute();
         }
     }
 
@@ -127,7 +172,9 @@ public final class ChangeStore {
                 + " where account_id = ? and seq >= ? and published_at is not null")) {
             s.setLong(1, accountId);
             s.setLong(2, fromSeq);
-            return s.executeUpdate();
+            int n = s.executeUpdate();
+            announce(c, accountId);
+            return n;
         }
     }
 
@@ -136,7 +183,9 @@ public final class ChangeStore {
         try (PreparedStatement s = c.prepareStatement("update position_changes set published_at = null"
                 + " where reconciled_at >= ? and published_at is not null")) {
             Jdbc.setInstant(s, 1, since);
-            return s.executeUpdate();
+            int n = s.executeUpdate();
+            announce(c, null);
+            return n;
         }
     }
 

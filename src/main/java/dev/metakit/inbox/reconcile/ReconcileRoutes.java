@@ -15,7 +15,8 @@ public class ReconcileRoutes extends RouteBuilder {
     /** a full reconcile asked for by another job (routes/status.camel.yaml): one waits at most, more fold into it */
     public static final String FULL_RECONCILE_REQUESTS = "seda:full-reconcile-requests";
     public static final String ACCOUNT_HEADER = "MetaKitAccountId";
-    /** who started a reconcile: periodic, status-watch, manual (the ops page); absent: event (the worker) */
+    /** who started a reconcile: periodic, status-watch, manual (the ops page), replay (replayed deliveries, the
+     * worker); absent: event (the worker) */
     public static final String TRIGGER_HEADER = "MetaKitTrigger";
 
     public static final String RECONCILE_ACCOUNT_ROUTE = "metakit-reconcile-account";

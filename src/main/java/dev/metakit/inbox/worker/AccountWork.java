@@ -11,6 +11,14 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
         return rows.stream().map(InboxRow::key).toList();
     }
 
+    /**
+     * What rings for this reconcile, the {@code source} of the changes it finds: {@code replay} when every row is one
+     * an operator replayed (a live delivery among them makes it {@code event}).
+     */
+    public String trigger() {
+        return !rows.isEmpty() && rows.stream().allMatch(InboxRow::replayed) ? "replay" : "event";
+    }
+
     /** The most attempts any of these rows has had (each row is failed on its own attempts). */
     public int attempts() {
         return rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);

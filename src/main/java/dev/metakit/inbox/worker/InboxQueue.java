@@ -94,7 +94,8 @@ public class InboxQueue {
                set claimed_by = ?, claim_token = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
               from c
              where i.delivery_key = c.delivery_key
-            returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts""";
+            returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
+                      i.replayed_at is not null""";
 
     private static final String INSERT_BATCH = """
             insert into webhook_inbox (delivery_key, event, account_id, body, body_raw)
@@ -106,7 +107,7 @@ public class InboxQueue {
     private static final String REPLAY = """
             update webhook_inbox
                set processed_at = null, failed_at = null, attempts = 0, next_attempt_at = now(), last_error = null,
-                   claimed_by = null, claim_token = null, claimed_until = null
+                   claimed_by = null, claim_token = null, claimed_until = null, replayed_at = now()
              where (cast(? as bigint) is null or account_id = ?)
                and (cast(? as timestamptz) is null or received_at >= ?)
                and (cast(? as timestamptz) is null or received_at < ?)
@@ -187,7 +188,8 @@ public class InboxQueue {
                     long account = rs.getLong(3);
                     // wasNull right after the read it is about: a null account_id must not become account 0
                     Long accountId = rs.wasNull() ? null : account;
-                    rows.add(new InboxRow(rs.getString(1), rs.getString(2), accountId, body, rs.getInt(6)));
+                    rows.add(new InboxRow(rs.getString(1), rs.getString(2), accountId, body, rs.getInt(6),
+                            rs.getBoolean(7)));
                 }
             }
             return rows;

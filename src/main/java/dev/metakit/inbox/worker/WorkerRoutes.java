@@ -33,6 +33,8 @@ public class WorkerRoutes extends RouteBuilder {
                 .split(body()).parallelProcessing().executorService("metakitWorkerPool").id("reconcile-claimed-accounts")
                     .setProperty(WORK_PROPERTY, body())
                     .setHeader(ReconcileRoutes.ACCOUNT_HEADER, simple("${body.accountId}"))
+                    // replayed deliveries find changes with source=replay
+                    .setHeader(ReconcileRoutes.TRIGGER_HEADER, simple("${body.trigger}"))
                     .setBody(simple("${body.hints}"))
                     .doTry()
                         .to(ReconcileRoutes.RECONCILE_ACCOUNT)

@@ -45,6 +45,27 @@ class ReplayAndRetentionTest {
     }
 
     @Test
+    void changesFoundByAReplayedDeliveryAreWrittenWithSourceReplay() throws Exception {
+        Instant opened = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+        metakit.open(2, 20, "0.10", "0", "0", opened);
+        inbox = fixture.start(Map.of());
+        inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
+        await().atMost(Duration.ofSeconds(15)).until(() ->
+                scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
+        assertThat(scalar("select count(*) from position_changes where account_id = 2 and ticket = 20")).isEqualTo(1);
+        // a second position whose delivery MetaKit never made: only the replayed delivery's reconcile finds it
+        metakit.open(2, 21, "0.20", "0", "0", opened.plusSeconds(10));
+
+        InboxOps ops = inbox.camelContext().getRegistry().lookupByNameAndType("inboxMaintenance", InboxOps.class);
+        assertThat(ops.replayAccount(2)).isEqualTo(1);
+        await().atMost(Duration.ofSeconds(15)).until(() ->
+                scalar("select count(*) from position_changes where account_id = 2 and ticket = 21") == 1);
+
+        assertThat(TestDatabase.text("select source from position_changes where ticket = 20")).isEqualTo("event");
+        assertThat(TestDatabase.text("select source from position_changes where ticket = 21")).isEqualTo("replay");
+    }
+
+    @Test
     void theRetentionRoutePrunesOldProcessedRowsAndKeepsFailedOnes() throws Exception {
         for (int i = 0; i < 5; i++) {
             row("old-" + i, 2, 60, "processed");
