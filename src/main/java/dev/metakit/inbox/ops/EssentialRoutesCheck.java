@@ -41,8 +41,8 @@ import java.util.stream.Collectors;
  * holds either way: nothing is answered 2xx without its committed row.</li>
  * </ul>
  * A route stopped or removed later (JMX, the route controller, a failed reload) does the same at once, its ERROR line
- * after {@link #RUNTIME_GRACE_MILLIS} (a reload's brief gap is no news), and the bundle says when it is complete again. The check reads route state on Camel's route events, off the ack path: the store step
- * reads one field.
+ * after {@link #RUNTIME_GRACE_MILLIS} (a reload's brief gap is no news), and the bundle says when it is complete
+ * again. The check reads route state on Camel's route events, off the ack path: the store step reads one field.
  */
 public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGate {
     private static final Logger LOG = LoggerFactory.getLogger(EssentialRoutesCheck.class);
@@ -62,7 +62,7 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
     private RouteEvents notifier;
     /** null while every essential route runs; read by the store step for every delivery */
     private volatile String refusal = STARTING;
-    private boolean contextStarted;
+    private volatile boolean contextStarted;
     private boolean contextStopping;
     /** the refusal the last ERROR line reported, null when none or the bundle was complete since */
     private String reported;
@@ -118,7 +118,9 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
             return;
         }
         builder.message(why);
-        gaps().forEach((state, routes) -> builder.detail(state, String.join(",", routes)));
+        if (contextStarted) {
+            gaps().forEach((state, routes) -> builder.detail(state, String.join(",", routes)));
+        }
         builder.down();
     }
 
