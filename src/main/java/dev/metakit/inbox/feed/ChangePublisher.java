@@ -214,6 +214,12 @@ public class ChangePublisher extends ContextBean {
             if (!running() || !ownership.stillOwns(c, account)) {
                 return false; // the outlet route stops with the context: what is left goes out after the restart
             }
+            if (afterSeq == 0) {
+                // offers made so far are answered by this read of every unpublished change (replayed ones too): a
+                // change is announced only once committed, so it is visible here; only offers after it ask for
+                // another turn (without this, each change of a steady trickle cost an empty turn)
+                turns.replace(account, true, false);
+            }
             List<FeedChange> batch = ChangeStore.unpublished(c, account, afterSeq, batchSize);
             if (batch.isEmpty()) {
                 return false;

@@ -77,12 +77,12 @@ class FeedPaceTest {
 
     @Test
     void anOutletRefusingOneSendInTenNeverRatchetsAnAccountsLag() throws Exception {
-        // seeded: the same refusals every run
-        Random random = new Random(21);
+        // seeded per send (the change and how often it was tried), so the refusals are the same every run whatever
+        // the threads' interleaving: one send in ten refused
+        Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
         ChangePublisher publisher = publisher(id -> {
-            synchronized (random) {
-                return random.nextInt(10) == 0;
-            }
+            int attempt = attempts.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+            return new Random(21L * 1_000_003L + id.hashCode() * 31L + attempt).nextInt(10) == 0;
         });
         Map<String, Long> committedAt = new ConcurrentHashMap<>();
         Map<String, Long> firstTakenAt = new ConcurrentHashMap<>();
