@@ -17,12 +17,14 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>The check bounds its own wait ({@link #setTimeoutMillis}, 3 s): a pool whose connection timeout is long (a host's
  * HikariCP waits 30 s by default) would otherwise keep readiness UP that long after the database went away. The probe
- * runs on a thread of its own; while one is still waiting, the next check reports DOWN without starting another.
+ * runs on a thread of its own; a check made while one is still waiting waits only for what is left of that one's
+ * deadline, so several checks in one health request (Boot's readiness and camelHealth) stay within one timeout.
  */
 public class DatabaseHealthCheck extends AbstractHealthCheck {
     private DataSource dataSource;
     private long timeoutMillis = 3000;
-    private volatile CompletableFuture<Boolean> pending;
+    private CompletableFuture<Boolean> pending;
+    private long pendingSince;
 
     public DatabaseHealthCheck() {
         super("metakit", "inbox-database");
@@ -35,9 +37,14 @@ public class DatabaseHealthCheck extends AbstractHealthCheck {
 
     @Override
     protected void doCall(HealthCheckResultBuilder builder, Map<String, Object> options) {
-        CompletableFuture<Boolean> probe = probe();
+        CompletableFuture<Boolean> probe;
+        long waitMillis;
+        synchronized (this) {
+            probe = probe();
+            waitMillis = Math.max(0, timeoutMillis - (System.currentTimeMillis() - pendingSince));
+        }
         try {
-            if (probe.get(timeoutMillis, TimeUnit.MILLISECONDS)) {
+            if (probe.get(waitMillis, TimeUnit.MILLISECONDS)) {
                 builder.up();
             } else {
                 builder.message("database connection is not valid").down();
@@ -52,7 +59,7 @@ public class DatabaseHealthCheck extends AbstractHealthCheck {
         }
     }
 
-    private synchronized CompletableFuture<Boolean> probe() {
+    private CompletableFuture<Boolean> probe() {
         CompletableFuture<Boolean> running = pending;
         if (running != null && !running.isDone()) {
             return running;
@@ -67,6 +74,7 @@ public class DatabaseHealthCheck extends AbstractHealthCheck {
         }, "metakit-database-check");
         thread.setDaemon(true);
         pending = probe;
+        pendingSince = System.currentTimeMillis();
         thread.start();
         return probe;
     }

@@ -126,10 +126,12 @@ public final class RunningInbox implements AutoCloseable {
 
     /**
      * The value of {@code camel.main.routes-include-pattern} that loads only the named route files; the bundle's Java
-     * routes (worker and reconcile) are loaded when "worker" is among them.
+     * routes (worker and reconcile) are loaded when "worker" is among them. With "beans" come the standalone run's
+     * own beans (routes/standalone.camel.yaml: the front door, the ops page), as in every standalone run.
      */
     public static String onlyRoutes(String... names) {
         return java.util.Arrays.stream(names)
+                .flatMap(n -> n.equals("beans") ? java.util.stream.Stream.of(n, "standalone") : java.util.stream.Stream.of(n))
                 .map(n -> "file:" + basedir().resolve("routes").resolve(n + ".camel.yaml"))
                 .collect(java.util.stream.Collectors.joining(","));
     }
