@@ -2,8 +2,6 @@ package dev.metakit.inbox.config;
 
 import dev.metakit.inbox.support.ShippedProperties;
 import org.junit.jupiter.api.Test;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
 
 import java.io.IOException;
 import java.io.StringReader;
@@ -173,14 +171,6 @@ class ConfigurationConsistencyTest {
             }
         }
         return keys;
-    }
-
-    private static void flatten(String prefix, Object node, Set<String> keys) {
-        if (node instanceof Map<?, ?> map) {
-            map.forEach((k, v) -> flatten(prefix.isEmpty() ? String.valueOf(k) : prefix + "." + k, v, keys));
-        } else {
-            keys.add(prefix);
-        }
     }
 
     @Test
