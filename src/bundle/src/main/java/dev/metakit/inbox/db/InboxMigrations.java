@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.util.List;
 
 /**
@@ -30,6 +31,8 @@ public final class InboxMigrations {
             "V2__positions_and_accounts.sql", "V3__inbox_pending_by_account.sql", "V4__inbox_account_backoff.sql",
             "V5__inbox_instances.sql", "V6__position_changes.sql");
 
+    private static final int FIRST_CONNECTION_ATTEMPTS = 3;
+
     private InboxMigrations() {
     }
 
@@ -46,7 +49,7 @@ public final class InboxMigrations {
 
     /** The last of the bundle's versions recorded in the shared history table, when the bundle's own is absent. */
     static int carriedOverVersion(DataSource dataSource) {
-        try (Connection c = dataSource.getConnection()) {
+        try (Connection c = firstConnection(dataSource)) {
             if (tableExists(c, HISTORY_TABLE) || !tableExists(c, SHARED_HISTORY_TABLE)) {
                 return 0;
             }
@@ -59,6 +62,23 @@ public final class InboxMigrations {
             }
         } catch (SQLException e) {
             throw new IllegalStateException("could not read the schema history: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The pool's first connection, right after the pool was made: on a cold, loaded machine making it can take longer
+     * than one connection timeout (the pool fills in the background), so a timeout is tried twice more: a server that
+     * is down is reported after three of them.
+     */
+    private static Connection firstConnection(DataSource dataSource) throws SQLException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return dataSource.getConnection();
+            } catch (SQLTransientConnectionException e) {
+                if (attempt == FIRST_CONNECTION_ATTEMPTS) {
+                    throw e;
+                }
+            }
         }
     }
 
