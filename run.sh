@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 jar=target/metakit-inbox.jar
 if [ ! -f "$jar" ] || [ -n "$(find pom.xml src application.properties routes -newer "$jar" -print -quit)" ]; then
   echo "Building $jar ..."
-  mvn -B -q package -DskipTests
+  mvn -B -q package -DskipTests -pl src/runtime -am
 fi
 if [ -z "${METAKIT_WEBHOOK_SECRET:-}" ]; then
   export METAKIT_DEV_MODE=true

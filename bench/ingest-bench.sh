@@ -38,7 +38,7 @@ STOCK_PORT=${STOCK_PORT:-18483}
 OURS_JAVA_OPTS=${OURS_JAVA_OPTS:-}
 # the ack path alone: no worker draining the benchmark's rows against a MetaKit that is not there
 # (OURS_ROUTES=classpath:routes/*.camel.yaml runs the whole bundle)
-OURS_ROUTES=${OURS_ROUTES:-classpath:routes/beans.camel.yaml,classpath:routes/ingest.camel.yaml}
+OURS_ROUTES=${OURS_ROUTES:-classpath:routes/beans.camel.yaml,classpath:routes/standalone.camel.yaml,classpath:routes/ingest.camel.yaml}
 # the same for BASE_JAR: builds before c2cdc0d kept some of their beans in a second file, ops-beans.camel.yaml
 BASE_ROUTES=${BASE_ROUTES:-classpath:routes/beans.camel.yaml,classpath:routes/ops-beans.camel.yaml,classpath:routes/ingest.camel.yaml}
 SECRET=bench-secret-0f3b9c2e7a
@@ -54,7 +54,7 @@ RESULTS="$BENCH_DIR/results-$STAMP.tsv"
 STARTUPS="$BENCH_DIR/startup-$STAMP.txt"
 JAR="$ROOT/target/metakit-inbox.jar"
 BASE_JAR=${BASE_JAR:-}
-LOADCP="$ROOT/target/test-classes:$JAR"
+LOADCP="$ROOT/src/runtime/target/test-classes:$JAR"
 
 log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
@@ -88,9 +88,9 @@ ensure_stock_build() {
 }
 
 ensure_build() {
-  if [ ! -f "$JAR" ] || [ ! -f "$ROOT/target/test-classes/dev/metakit/inbox/bench/IngestLoad.class" ]; then
+  if [ ! -f "$JAR" ] || [ ! -f "$ROOT/src/runtime/target/test-classes/dev/metakit/inbox/bench/IngestLoad.class" ]; then
     log "building target/metakit-inbox.jar (mvn -B -q package -DskipTests)"
-    mvn -B -q package -DskipTests
+    mvn -B -q package -DskipTests -pl src/runtime -am
   fi
   if [ ! -d bench/reference-express/node_modules ]; then
     log "installing the Express reference's dependencies (npm install)"

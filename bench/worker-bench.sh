@@ -8,7 +8,7 @@
 #
 # Both run the real bundle in one JVM (RunningInbox: camel-main, application.properties, routes/) against the
 # sandbox's REST API on 127.0.0.1 (no faults, fixed latency), on an embedded PostgreSQL (or a database created for the
-# run on the server named by METAKIT_TEST_DATABASE_URL, with METAKIT_TEST_DATABASE_USER / _PASSWORD; never DATABASE_URL). Options: see the javadoc of src/test/java/dev/metakit/inbox/bench/
+# run on the server named by METAKIT_TEST_DATABASE_URL, with METAKIT_TEST_DATABASE_USER / _PASSWORD; never DATABASE_URL). Options: see the javadoc of src/runtime/src/test/java/dev/metakit/inbox/bench/
 # DrainBench.java and ReconcileBench.java. BENCH_JAVA_OPTS: JVM options (default -Xmx1g). RESULTS: a TSV file the
 # rounds are appended to (default target/worker-bench-<stamp>.tsv).
 # The machine is shared: check `uptime` first; the load average should be low.
@@ -16,8 +16,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
 shift || true
-build_dir="${METAKIT_BUILD_DIR:-$PWD/target}"
-mvn -B -q -Dmetakit.build.dir="$build_dir" test-compile dependency:build-classpath \
+# METAKIT_BUILD_DIR: a folder name for the build's outputs (each module's, default target); the runtime's tests are
+# in src/runtime/<name>
+build_name="${METAKIT_BUILD_DIR:-target}"
+build_dir="$PWD/src/runtime/$build_name"
+mvn -B -q -Dmetakit.build.dir="$build_name" -pl src/runtime -am test-compile dependency:build-classpath \
   -Dmdep.includeScope=test -Dmdep.outputFile="$build_dir/bench-classpath.txt"
 cp="$build_dir/test-classes:$build_dir/classes:$(cat "$build_dir/bench-classpath.txt")"
 results=${RESULTS:-$build_dir/worker-bench-$(date -u +%Y%m%dT%H%M%SZ).tsv}

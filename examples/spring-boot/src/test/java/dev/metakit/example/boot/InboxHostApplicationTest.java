@@ -2,11 +2,13 @@ package dev.metakit.example.boot;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import dev.metakit.inbox.sandbox.Convergence;
 import dev.metakit.inbox.sandbox.Position;
 import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
+import dev.metakit.inbox.worker.WorkerRoutes;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -40,10 +42,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The Spring Boot host with the bundle in it, against a real PostgreSQL (embedded, from Maven-shipped binaries) and
+ * The Spring Boot host with only the starter, against a real PostgreSQL (embedded, from Maven-shipped binaries) and
  * the bundle's MetaKit sandbox: the webhook on Boot's own port, the bundle on Boot's DataSource, its settings from
  * application.yaml and the environment, its health in Actuator and its meters on Actuator's Prometheus endpoint.
- * Everything else is the defaults of application.yaml.
+ * Everything else is the starter's defaults.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.DEFINED_PORT)
 // a Boot test turns metrics export off unless asked: the Prometheus endpoint is what this test is about
@@ -81,9 +83,13 @@ class InboxHostApplicationTest {
 
     @Test
     @Order(1)
-    void theMigrationsRanOnBootsDataSourceAndTheBundleUsesIt() {
-        assertThat(jdbc.queryForObject("select count(*) from flyway_schema_history where success", Long.class))
-                .isGreaterThanOrEqualTo(4);
+    void theMigrationsRanOnBootsDataSourceInAHistoryTableOfTheirOwn() {
+        assertThat(jdbc.queryForObject("select count(*) from metakit_schema_history where success and version <> '0'",
+                Long.class)).isGreaterThanOrEqualTo(6);
+        // Boot's own Flyway (the host's, classpath:db/migration) keeps its history apart and never sees the bundle's
+        assertThat(jdbc.queryForObject("select to_regclass('flyway_schema_history') is null"
+                + " or not exists (select 1 from flyway_schema_history where script like 'V%__webhook_inbox.sql')",
+                Boolean.class)).as("the bundle's scripts are not in the host's Flyway history").isTrue();
         assertThat(dataSource.getClass().getName()).isEqualTo("com.zaxxer.hikari.HikariDataSource");
     }
 
@@ -102,6 +108,12 @@ class InboxHostApplicationTest {
         });
         assertThat(jdbc.queryForObject("select count(*) from webhook_inbox where failed_at is not null", Long.class))
                 .isZero();
+        // the change feed (its default outlet, a log) publishes what the reconciles changed
+        assertThat(jdbc.queryForObject("select count(*) from position_changes", Long.class)).isPositive();
+        await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
+                "select count(*) from position_changes where published_at is null", Long.class) == 0);
+        // the periodic full reconcile ran for the configured accounts
+        assertThat(jdbc.queryForObject("select count(*) from accounts", Long.class)).isPositive();
     }
 
     @Test
@@ -124,6 +136,31 @@ class InboxHostApplicationTest {
 
         await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
                 "select count(*) from webhook_inbox where processed_at is null", Long.class) == 0);
+    }
+
+    @Test
+    @Order(3)
+    void theSignatureIsReadFromTheRequestHeadersOnlyAndALargeBodyIsRefusedBeforeItIsRead() throws Exception {
+        byte[] body = "{\"event\":\"position.opened\",\"account_id\":1,\"data\":{\"ticket\":77}}"
+                .getBytes(StandardCharsets.UTF_8);
+        long t = System.currentTimeMillis() / 1000;
+        String signature = "t=" + t + ",v1=" + hmac(SECRET, t, body);
+        // a valid signature in the query string, none in the headers: not a signed delivery
+        HttpResponse<String> inQuery = HTTP.send(HttpRequest.newBuilder(URI.create(base() + "/hooks/metakit?"
+                                + "X-MetaKit-Signature=" + java.net.URLEncoder.encode(signature, StandardCharsets.UTF_8)
+                                + "&X-MetaKit-Event=position.opened"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(inQuery.statusCode()).as(inQuery.body()).isEqualTo(400);
+        assertThat(jdbc.queryForObject("select count(*) from webhook_inbox where body::text like '%\"ticket\":77%'",
+                Long.class)).isZero();
+
+        // over metakit.max-body-bytes (1 MiB by default): 413, as the standalone run's server answers
+        byte[] large = new byte[1024 * 1024 + 1];
+        java.util.Arrays.fill(large, (byte) ' ');
+        HttpResponse<String> tooLarge = postDelivery(large, signature);
+        assertThat(tooLarge.statusCode()).isEqualTo(413);
     }
 
     @Test
@@ -158,9 +195,11 @@ class InboxHostApplicationTest {
     void actuatorShowsTheBundlesHealthAndMeters() throws Exception {
         HttpResponse<String> readiness = get("/actuator/health/readiness");
         assertThat(readiness.statusCode()).as(readiness.body()).isEqualTo(200);
+        // the readiness group holds Camel's checks, the bundle's among them (the starter's defaults); one that is down
+        // is named there (readinessGoesDownWithinFiveSecondsOfTheDatabaseStopping)
+        assertThat(JSON.readTree(readiness.body()).at("/components/camelHealth/status").asText()).isEqualTo("UP");
         HttpResponse<String> health = get("/actuator/health");
         assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
-        assertThat(JSON.readTree(health.body()).at("/components/camelHealth/status").asText()).isEqualTo("UP");
 
         HttpResponse<String> prometheus = get("/actuator/prometheus");
         assertThat(prometheus.statusCode()).isEqualTo(200);
@@ -171,13 +210,24 @@ class InboxHostApplicationTest {
                 .containsPattern("(?m)^metakit_inbox_rows_processed_total(\\{[^}]*})? [1-9]")
                 .containsPattern("(?m)^metakit_reconciles_total\\{[^}]*}")
                 .contains("metakit_inbox_backlog");
+        // Camel's own route meters as in the standalone run: the worker's and the reconcile's routes, not the ingest
+        // route (the ack path, which the metakit_webhook_* meters count)
+        for (String route : List.of(WorkerRoutes.DRAIN_ROUTE, ReconcileRoutes.RECONCILE_ACCOUNT_ROUTE)) {
+            assertThat(prometheus.body())
+                    .containsPattern("(?m)^camel_exchanges_total\\{[^}]*routeId=\"" + route + "\"[^}]*} [1-9]")
+                    .containsPattern("(?m)^camel_route_policy_seconds_count\\{[^}]*routeId=\"" + route + "\"");
+        }
+        assertThat(prometheus.body().lines().filter(l -> l.contains("routeId=\"metakit-ingest\"")).toList())
+                .as("no Camel meter times the ingest route").isEmpty();
     }
 
     @Test
     @Order(7)
-    void readinessGoesDownWhenTheDatabaseIsDown() throws Exception {
+    void readinessGoesDownWithinFiveSecondsOfTheDatabaseStopping() throws Exception {
+        // a real PostgreSQL stopped (pg_ctl stop), with Boot's default HikariCP (30 s connection timeout): the
+        // bundle's database check bounds its own wait
         POSTGRES.close();
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500))
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(250))
                 .until(() -> get("/actuator/health/readiness").statusCode() == 503);
         // Camel's health (in the readiness group) names the bundle's database check as the one that is down
         assertThat(get("/actuator/health/readiness").body()).contains("inbox-database");

@@ -1,0 +1,75 @@
+package dev.metakit.example.boot;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A host that leaves one of the bundle's route files out (here the periodic full reconcile, by listing the others in
+ * metakit.route-files) is told so at startup: readiness DOWN with a detail naming the missing route, never a
+ * silently partial bundle. Issue 20, section 3: the bundle's completeness check is written on another branch.
+ */
+@Disabled("pending merge: the bundle's startup completeness check (issue 20 section 3) is not on this branch yet")
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class RouteLeftOutTest {
+    private static final EmbeddedPostgres POSTGRES = startPostgres();
+
+    @LocalServerPort
+    int port;
+
+    @DynamicPropertySource
+    static void properties(DynamicPropertyRegistry registry) {
+        registry.add("spring.datasource.url", () -> POSTGRES.getJdbcUrl("postgres", "postgres"));
+        registry.add("spring.datasource.username", () -> "postgres");
+        registry.add("metakit.webhook.secret", () -> "whsec_route_left_out");
+        registry.add("metakit.api.url", () -> "http://127.0.0.1:9/");
+        registry.add("metakit.api.key", () -> "key");
+        // every route file of the bundle but reconcile.camel.yaml (route metakit-reconcile-periodic)
+        registry.add("metakit.route-files", () -> String.join(",", "classpath:routes/beans.camel.yaml",
+                "classpath:routes/ingest.camel.yaml", "classpath:routes/worker.camel.yaml",
+                "classpath:routes/metakit-api.camel.yaml", "classpath:routes/status.camel.yaml",
+                "classpath:routes/retention.camel.yaml", "classpath:routes/ops.camel.yaml",
+                "classpath:routes/changes.camel.yaml"));
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        POSTGRES.close();
+    }
+
+    @Test
+    void readinessIsDownNamingTheMissingRoute() {
+        HttpClient http = HttpClient.newHttpClient();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            HttpResponse<String> readiness = http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/actuator/health/readiness")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(readiness.statusCode()).isEqualTo(503);
+            assertThat(readiness.body()).contains("metakit-reconcile-periodic");
+        });
+    }
+
+    private static EmbeddedPostgres startPostgres() {
+        try {
+            return EmbeddedPostgres.builder().start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

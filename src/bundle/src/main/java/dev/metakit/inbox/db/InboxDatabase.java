@@ -1,0 +1,246 @@
+package dev.metakit.inbox.db;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.Required;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ServiceLoader;
+import java.time.Duration;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+
+/**
+ * The bundle's DataSource, with the schema migrated by Flyway before the first connection is handed out: a HikariCP
+ * pool on the configured PostgreSQL, or on an embedded one when no URL is set, or, when
+ * {@code metakit.database.data-source-bean} names one, the host application's own DataSource (a Spring Boot
+ * application's pool, say), which it then only passes through and never closes. Declared as a bean in
+ * {@code routes/beans.camel.yaml}; it starts (the pool, the embedded server, the migration) when the CamelContext
+ * starts and stops after the routes did.
+ */
+public class InboxDatabase extends ContextBean implements DataSource {
+    private static final Logger LOG = LoggerFactory.getLogger(InboxDatabase.class);
+    /** a dead server must not hang a request past MetaKit's 5 s timeout */
+    private static final long CONNECTION_TIMEOUT_MILLIS = 2000;
+    /** per host of the URL: a host that does not answer (black-holed) is given up for the next one after this */
+    static final int CONNECT_TIMEOUT_SECONDS = 2;
+    /**
+     * the longest any read may wait for the server: the last resort against a connection whose packets are dropped
+     * for good. Statement timeouts (the ack path's 2 s) are cancel requests the server must receive; this is not.
+     * Longer than any statement of the bundle may take (a migration, a retention batch); a dropped-packet freeze
+     * shorter than it resumes where it stopped (DroppedPacketsFaultIT)
+     */
+    static final int SOCKET_TIMEOUT_SECONDS = 30;
+
+    private String url;
+    private String user;
+    private String password;
+    private String embeddedDataDirectory;
+    private Integer poolSize;
+    private String hostDataSourceBean;
+
+    private volatile DataSource active;
+    private EmbeddedPostgreSQL embedded;
+    private HikariDataSource pool;
+    private ServerWaitingDataSource connector;
+
+    private boolean usesHost() {
+        return hostDataSourceBean != null && !hostDataSourceBean.isBlank();
+    }
+
+    @Override
+    protected void checkSettings() {
+        if (usesHost()) {
+            return;
+        }
+        Required.setting(poolSize, "metakit.database.pool-size");
+        if (url == null || url.isBlank()) {
+            Required.setting(embeddedDataDirectory, "metakit.database.embedded-dir");
+        }
+    }
+
+    @Override
+    protected void begin() {
+        if (usesHost()) {
+            useHostDataSource(hostDataSourceBean.trim());
+            return;
+        }
+        DatabaseSettings settings = DatabaseSettings.parse(url, user, password);
+        HikariConfig config = new HikariConfig();
+        org.postgresql.ds.PGSimpleDataSource server = new org.postgresql.ds.PGSimpleDataSource();
+        if (settings.embedded()) {
+            embedded = startEmbedded(Path.of(embeddedDataDirectory));
+            server.setUrl(embedded.jdbcUrl());
+            server.setUser("postgres");
+        } else {
+            server.setUrl(settings.jdbcUrl());
+            server.setUser(settings.user());
+            server.setPassword(settings.password());
+        }
+        config.setPoolName("metakit-inbox");
+        config.setMaximumPoolSize(poolSize);
+        config.setConnectionTimeout(CONNECTION_TIMEOUT_MILLIS);
+        config.setValidationTimeout(Math.min(1000, CONNECTION_TIMEOUT_MILLIS));
+        // no connection at construction: a database that is down at startup is reported by migrate() below
+        config.setInitializationFailTimeout(-1);
+        applyConnectionDefaults(server, settings.embedded() ? null : settings.jdbcUrl());
+        // the pool reconnects within moments of the server's return, whatever the outage's length
+        connector = new ServerWaitingDataSource(server, Duration.ofSeconds(30));
+        config.setDataSource(connector);
+        pool = new HikariDataSource(config);
+        migrate(pool, settings.describe());
+        active = pool;
+        LOG.info("Database ready: {}", settings.embedded() ? "embedded PostgreSQL, data in " + embeddedDataDirectory
+                : settings.describe());
+    }
+
+    /**
+     * The bundle's connection settings, each unless the URL sets it ({@code ...?socketTimeout=60}): the URL is the
+     * user's, so its values win (README, "Managed PostgreSQL").
+     */
+    static void applyConnectionDefaults(org.postgresql.ds.PGSimpleDataSource server, String jdbcUrl) {
+        java.util.Properties given = jdbcUrl == null ? new java.util.Properties()
+                : org.postgresql.Driver.parseURL(jdbcUrl, null);
+        if (given == null) {
+            given = new java.util.Properties();
+        }
+        if (!given.containsKey("connectTimeout")) {
+            server.setConnectTimeout(CONNECT_TIMEOUT_SECONDS);
+        }
+        if (!given.containsKey("socketTimeout")) {
+            server.setSocketTimeout(SOCKET_TIMEOUT_SECONDS);
+        }
+        if (!given.containsKey("tcpKeepAlive")) {
+            server.setTcpKeepAlive(true);
+        }
+    }
+
+    private void useHostDataSource(String beanName) {
+        if (getCamelContext() == null) {
+            throw new IllegalStateException("InboxDatabase needs its CamelContext to look up '" + beanName + "'");
+        }
+        DataSource found = getCamelContext().getRegistry().lookupByNameAndType(beanName, DataSource.class);
+        if (found == null || found == this) {
+            throw new ConfigurationException("metakit.database.data-source-bean names '" + beanName
+                    + "', but there is no other DataSource of that name");
+        }
+        String description = "the host's DataSource '" + beanName + "'";
+        // the bundle's migrations in their own history table, beside the host's (InboxMigrations)
+        migrate(found, description);
+        active = found;
+        LOG.info("Database ready: {}", description);
+    }
+
+    private static void migrate(DataSource dataSource, String description) {
+        try {
+            InboxMigrations.migrate(dataSource);
+        } catch (RuntimeException e) {
+            throw new ConfigurationException("database " + description + " is not usable: " + rootMessage(e), e);
+        }
+    }
+
+    private static EmbeddedPostgreSQL startEmbedded(Path dataDirectory) {
+        EmbeddedPostgreSQL.Starter starter = ServiceLoader.load(EmbeddedPostgreSQL.Starter.class,
+                InboxDatabase.class.getClassLoader()).findFirst().orElseThrow(() -> new ConfigurationException(
+                "METAKIT_DATABASE_URL is empty and no embedded PostgreSQL is on the classpath (the standalone "
+                        + "runtime, metakit-inbox-runtime, carries one): set METAKIT_DATABASE_URL, or name the "
+                        + "application's DataSource in METAKIT_DATABASE_DATA_SOURCE_BEAN"));
+        return starter.start(dataDirectory);
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+        return message.lines().findFirst().orElse(message);
+    }
+
+    /** Closes the pool and the embedded server it started; a host's DataSource is the host's to close. */
+    @Override
+    protected void end() {
+        active = null;
+        if (connector != null) {
+            connector.close();
+        }
+        if (pool != null) {
+            pool.close();
+        }
+        if (embedded != null) {
+            embedded.close();
+        }
+        connector = null;
+        pool = null;
+        embedded = null;
+    }
+
+    private DataSource pool() {
+        DataSource a = active;
+        if (a == null) {
+            throw new IllegalStateException("InboxDatabase is not started (it starts with its CamelContext)");
+        }
+        return a;
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+        return pool().getConnection();
+    }
+
+    @Override
+    public Connection getConnection(String username, String password) throws SQLException {
+        return pool().getConnection(username, password);
+    }
+
+    @Override
+    public PrintWriter getLogWriter() throws SQLException {
+        return pool().getLogWriter();
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) throws SQLException {
+        pool().setLogWriter(out);
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) throws SQLException {
+        pool().setLoginTimeout(seconds);
+    }
+
+    @Override
+    public int getLoginTimeout() throws SQLException {
+        return pool().getLoginTimeout();
+    }
+
+    @Override
+    public java.util.logging.Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        throw new SQLFeatureNotSupportedException();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        return iface.isInstance(this) ? iface.cast(this) : pool().unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+        return iface.isInstance(this) || pool().isWrapperFor(iface);
+    }
+
+    public void setUrl(String url) { this.url = url; }
+    public void setUser(String user) { this.user = user; }
+    public void setPassword(String password) { this.password = password; }
+    public void setEmbeddedDataDirectory(String dir) { this.embeddedDataDirectory = dir; }
+    public void setPoolSize(int poolSize) { this.poolSize = poolSize; }
+    /** The name of the host's own DataSource to use instead of a pool of ours; blank: none. */
+    public void setHostDataSourceBean(String name) { this.hostDataSourceBean = name; }
+
+}

@@ -1,0 +1,219 @@
+package dev.metakit.inbox.config;
+
+import dev.metakit.inbox.support.ShippedProperties;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * application.properties, README's configuration table and the code name every setting the same way: each key is
+ * read from the variable Camel derives from it, a few also from one alias ({@link EnvironmentNames}), and no file
+ * speaks of a variable that is neither.
+ */
+class ConfigurationConsistencyTest {
+    private static final Path PROJECT = Path.of(System.getProperty("user.dir"));
+    /** {@code {{env:DERIVED:default}}} or {@code {{env:DERIVED:{{env:ALIAS:default}}}}}. */
+    private static final Pattern ENV_PLACEHOLDER =
+            Pattern.compile("\\{\\{env:([A-Z0-9_]+):(?:\\{\\{env:([A-Z0-9_]+):)?.*");
+    /** A row of README's table: {@code | `key` | `VARIABLE`[, alias `ALIAS`] | meaning | default |}. */
+    private static final Pattern README_ROW =
+            Pattern.compile("^\\| `([a-z][a-z0-9.-]*)` \\| `([A-Z0-9_]+)`(?:, alias `([A-Z0-9_]+)`)? \\|.*");
+    /** Variables that are not keys, and why. */
+    private static final Map<String, String> NOT_KEYS = Map.of(
+            "METAKIT_LOG_FORMAT", "read by log4j2.properties when the JVM starts, before any configuration",
+            "METAKIT_SANDBOX_SEED", "the sandbox's own knob",
+            "METAKIT_SANDBOX_RATE", "the sandbox's own knob",
+            "METAKIT_GET", "a Java constant (the direct: endpoint of MetaKit GETs)",
+            "METAKIT_BUILD_DIR", "the bench scripts' build directory",
+            "METAKIT_TEST_DATABASE_URL", "the tests' own PostgreSQL (support/ExternalTestServer)",
+            "METAKIT_TEST_DATABASE_USER", "the tests' own PostgreSQL (support/ExternalTestServer)",
+            "METAKIT_TEST_DATABASE_PASSWORD", "the tests' own PostgreSQL (support/ExternalTestServer)");
+
+    /** key → [derived variable, alias or null], for every key application.properties reads from the environment. */
+    private static Map<String, String[]> propertiesVariables() throws IOException {
+        Properties p = new Properties();
+        p.load(new StringReader(Files.readString(ShippedProperties.file())));
+        Map<String, String[]> variables = new TreeMap<>();
+        for (String key : p.stringPropertyNames()) {
+            Matcher m = ENV_PLACEHOLDER.matcher(p.getProperty(key).trim());
+            if (m.matches()) {
+                variables.put(key, new String[] {m.group(1), m.group(2)});
+            } else {
+                assertThat(key).as("a metakit.* key is read from the environment: " + key).doesNotStartWith("metakit.");
+            }
+        }
+        return variables;
+    }
+
+    private static Map<String, String[]> readmeVariables() throws IOException {
+        String readme = Files.readString(PROJECT.resolve("README.md"));
+        int start = readme.indexOf("\n## Configuration\n");
+        String section = readme.substring(start, readme.indexOf("\n## ", start + 1));
+        Map<String, String[]> variables = new TreeMap<>();
+        section.lines().map(README_ROW::matcher).filter(Matcher::matches)
+                .forEach(m -> variables.put(m.group(1), new String[] {m.group(2), m.group(3)}));
+        // one table: a blank line inside it would end it, leaving the rows after it as stray text
+        String table = section.substring(section.indexOf("\n| key |") + 1);
+        assertThat(table.lines().skip(1).takeWhile(l -> l.startsWith("|")).count() - 1)
+                .as("rows of the one configuration table").isEqualTo(variables.size());
+        return variables;
+    }
+
+    @Test
+    void everyKeyIsReadFromTheVariableCamelDerivesFromItAndAnAliasOnlyWhereEnvironmentNamesHasOne() throws Exception {
+        Map<String, String[]> variables = propertiesVariables();
+        Map<String, String> aliases = new TreeMap<>();
+        variables.forEach((key, names) -> {
+            assertThat(names[0]).as(key).isEqualTo(EnvironmentNames.derived(key));
+            if (names[1] != null) {
+                aliases.put(names[1], key);
+            }
+        });
+        assertThat(aliases).isEqualTo(new TreeMap<>(EnvironmentNames.ALIASES));
+    }
+
+    @Test
+    void readmesTableListsEveryKeyWithTheSameVariablesAsApplicationProperties() throws Exception {
+        Map<String, String[]> properties = propertiesVariables();
+        Map<String, String[]> readme = readmeVariables();
+        assertThat(readme.keySet()).as("keys in README's table").isEqualTo(properties.keySet());
+        properties.forEach((key, names) -> assertThat(readme.get(key)).as(key).containsExactly(names));
+    }
+
+    @Test
+    void theDerivedNameWinsOverTheAliasEvenEmptyAndTheAliasOverTheDefault() {
+        EnvironmentNames.ALIASES.forEach((alias, key) -> {
+            String derived = EnvironmentNames.derived(key);
+            Map<String, String> both = Map.of(derived, "from-derived", alias, "from-alias");
+            assertThat(ShippedProperties.resolver(ShippedProperties.file(), both::get).apply(key)).as(key)
+                    .contains("from-derived");
+            assertThat(EnvironmentNames.read(key, both::get)).as(key).contains("from-derived");
+            Map<String, String> aliasOnly = Map.of(alias, "from-alias");
+            assertThat(ShippedProperties.resolver(ShippedProperties.file(), aliasOnly::get).apply(key)).as(key)
+                    .contains("from-alias");
+            assertThat(EnvironmentNames.read(key, aliasOnly::get)).as(key).contains("from-alias");
+            Map<String, String> emptyDerived = Map.of(derived, "", alias, "from-alias");
+            assertThat(ShippedProperties.resolver(ShippedProperties.file(), emptyDerived::get).apply(key)).as(key)
+                    .contains("");
+            assertThat(EnvironmentNames.read(key, emptyDerived::get)).as(key).isEmpty();
+        });
+    }
+
+    @Test
+    void aFormerVariableStopsStartupNamingItsVariableNow() throws Exception {
+        Set<String> variables = new TreeSet<>();
+        propertiesVariables().values().forEach(names -> variables.add(names[0]));
+        assertThat(variables).containsAll(EnvironmentNames.RENAMED.values());
+        assertThat(variables).doesNotContainAnyElementsOf(EnvironmentNames.RENAMED.keySet());
+        assertThatThrownBy(() -> EnvironmentNames.refuseRenamed(Map.of("METAKIT_DB_POOL_SIZE", "32")::get))
+                .isInstanceOf(ConfigurationException.class)
+                .hasMessage("METAKIT_DB_POOL_SIZE is now METAKIT_DATABASE_POOL_SIZE: rename it");
+    }
+
+    @Test
+    void everyKeyTheRoutesAndTheCodeUseIsInApplicationProperties() throws Exception {
+        Set<String> known = propertiesKeys();
+        Set<String> unknown = new TreeSet<>();
+        usedKeys("routes", "src/bundle/src/main/java", "src/runtime/src/main/java").forEach((key, file) -> {
+            if (!known.contains(key)) {
+                unknown.add(key + " in " + file);
+            }
+        });
+        assertThat(unknown).isEmpty();
+    }
+
+    @Test
+    void everyKeyTheRoutesUseHasADefaultInTheSpringBootStarterAndTheSameDefaultAsTheStandaloneRun() throws Exception {
+        Properties starter = new Properties();
+        starter.load(new StringReader(Files.readString(
+                PROJECT.resolve("src/spring-boot-starter/src/main/resources/metakit-defaults.properties"))));
+        assertThat(starter.stringPropertyNames()).containsAll(usedKeys("routes").keySet());
+        Pattern withDefault = Pattern.compile("\\{\\{env:[A-Z0-9_]+:(?:\\{\\{env:[A-Z0-9_]+:)?([^}]*)}}(?:}})?");
+        Properties shipped = new Properties();
+        shipped.load(new StringReader(Files.readString(ShippedProperties.file())));
+        Map<String, String> differing = new TreeMap<>();
+        for (String key : starter.stringPropertyNames()) {
+            String standalone = shipped.getProperty(key);
+            if (key.startsWith("metakit.") && standalone != null) {
+                Matcher m = withDefault.matcher(standalone);
+                String value = m.matches() ? m.group(1) : standalone;
+                if (!value.equals(starter.getProperty(key))) {
+                    differing.put(key, value + " / " + starter.getProperty(key));
+                }
+            }
+        }
+        // the settings a host platform changes (the starter's defaults file says why)
+        assertThat(differing).containsOnlyKeys("metakit.database.data-source-bean");
+    }
+
+    /** key → the first file that uses it as {@code {{key}}} or {@code {{metakit-millis:key}}}. */
+    private static Map<String, Path> usedKeys(String... roots) throws IOException {
+        Pattern used = Pattern.compile("\\{\\{(?:metakit-millis:)?(metakit\\.[a-z0-9.-]+)(?::[^}]*)?}}");
+        Map<String, Path> keys = new TreeMap<>();
+        for (Path file : files(roots)) {
+            Matcher m = used.matcher(Files.readString(file));
+            while (m.find()) {
+                keys.putIfAbsent(m.group(1), PROJECT.relativize(file));
+            }
+        }
+        return keys;
+    }
+
+    @Test
+    void everyVariableTheDocsTheRoutesAndTheCodeNameIsAKeysVariableOrAlias() throws Exception {
+        Set<String> known = new TreeSet<>(NOT_KEYS.keySet());
+        propertiesVariables().values().forEach(names -> {
+            known.add(names[0]);
+            if (names[1] != null) {
+                known.add(names[1]);
+            }
+        });
+        Pattern variable = Pattern.compile("\\b(?:METAKIT|CAMEL_SERVER|CAMEL_MANAGEMENT)_[A-Z0-9_]*[A-Z0-9]\\b(?!_)");
+        Set<String> unknown = new TreeSet<>();
+        for (Path file : files("README.md", "BENCHMARKS.md", "docs", "routes", "src/bundle/src/main", "src/runtime/src/main",
+                "src/sandbox/src/main", "src/spring-boot-starter/src/main",
+                "examples/spring-boot/src/main", "run.sh", "bench", "pom.xml")) {
+            Matcher m = variable.matcher(Files.readString(file));
+            while (m.find()) {
+                boolean formerName = EnvironmentNames.RENAMED.containsKey(m.group())
+                        && file.endsWith(Path.of("config", "EnvironmentNames.java"));
+                if (!known.contains(m.group()) && !formerName) {
+                    unknown.add(m.group() + " in " + PROJECT.relativize(file));
+                }
+            }
+        }
+        assertThat(unknown).isEmpty();
+    }
+
+    private static Set<String> propertiesKeys() throws IOException {
+        Properties p = new Properties();
+        p.load(new StringReader(Files.readString(ShippedProperties.file())));
+        return p.stringPropertyNames();
+    }
+
+    private static Iterable<Path> files(String... roots) throws IOException {
+        Set<Path> files = new TreeSet<>();
+        for (String root : roots) {
+            try (Stream<Path> walk = Files.walk(PROJECT.resolve(root))) {
+                walk.filter(Files::isRegularFile)
+                        .filter(f -> f.toString().matches(".*\\.(java|ya?ml|md|properties|sh|xml)$"))
+                        .forEach(files::add);
+            }
+        }
+        return files;
+    }
+}

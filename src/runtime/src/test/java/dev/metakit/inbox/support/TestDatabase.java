@@ -1,0 +1,191 @@
+package dev.metakit.inbox.support;
+
+import dev.metakit.inbox.db.InboxMigrations;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.postgresql.ds.PGSimpleDataSource;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * One real PostgreSQL per test JVM: embedded by default, or a database of its own on the server named by
+ * {@code METAKIT_TEST_DATABASE_URL} ({@link ExternalTestServer}: created for the run, dropped after). Never the
+ * production settings: {@code DATABASE_URL} and {@code METAKIT_DATABASE_URL} are not read here, because the tests
+ * empty every table. The schema is migrated once; {@link #truncateAll()} gives each test a clean slate.
+ */
+public final class TestDatabase {
+    private static EmbeddedPostgres embedded;
+    private static ExternalTestServer external;
+    private static DataSource dataSource;
+    private static String jdbcUrl;
+    private static String user;
+    private static String password;
+
+    private TestDatabase() {
+    }
+
+    public static synchronized DataSource dataSource() {
+        if (dataSource == null) {
+            external = ExternalTestServer.fromEnvironment(System::getenv).orElse(null);
+            if (external != null) {
+                Runtime.getRuntime().addShutdownHook(new Thread(external::dropCreated, "test-database-drop"));
+                jdbcUrl = external.createDatabase();
+                user = external.user();
+                password = external.password();
+                var pg = new org.postgresql.ds.PGSimpleDataSource();
+                pg.setUrl(jdbcUrl);
+                pg.setUser(user);
+                pg.setPassword(password);
+                dataSource = pg;
+            } else {
+                try {
+                    embedded = EmbeddedPostgres.builder().start();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                jdbcUrl = embedded.getJdbcUrl("postgres", "postgres");
+                user = "postgres";
+                password = null;
+                dataSource = embedded.getPostgresDatabase();
+            }
+            InboxMigrations.migrate(dataSource);
+        }
+        return dataSource;
+    }
+
+    /**
+     * Another new, empty database on the test server (no schema), for a test that needs one of its own; on an
+     * external server it is dropped with the run's. Returns its JDBC URL (user and password: {@link #user()},
+     * {@link #password()}).
+     */
+    public static synchronized String createDatabase() {
+        dataSource();
+        if (external != null) {
+            return external.createDatabase();
+        }
+        String name = "metakit_test_" + Long.toHexString(System.nanoTime());
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute("create database " + name);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not create a database on the embedded test server", e);
+        }
+        return embedded.getJdbcUrl("postgres", name);
+    }
+
+    /** A JDBC URL that a separately configured component (or a child process) can use. */
+    public static String jdbcUrl() {
+        dataSource();
+        return jdbcUrl;
+    }
+
+    /**
+     * {@link #jdbcUrl()} with the connections named (PostgreSQL's {@code application_name}): how a test tells which
+     * of several instances on one database did what.
+     */
+    public static String jdbcUrl(String applicationName) {
+        String url = jdbcUrl();
+        return url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + applicationName;
+    }
+
+    public static String user() {
+        dataSource();
+        return user;
+    }
+
+    public static String password() {
+        dataSource();
+        return password;
+    }
+
+    /** The first column of the first row of a query, as a long. */
+    public static long scalar(String sql) {
+        return scalar(dataSource(), sql);
+    }
+
+    /** The first column of the first row of a query, as a long, on any database. */
+    public static long scalar(DataSource on, String sql) {
+        return firstColumn(on, sql, rs -> rs.getLong(1));
+    }
+
+    /** The first column of the first row of a query, as a string (null for SQL NULL). */
+    public static String text(String sql) {
+        return firstColumn(dataSource(), sql, rs -> rs.getString(1));
+    }
+
+    private interface Column<T> {
+        T read(java.sql.ResultSet rs) throws SQLException;
+    }
+
+    private static <T> T firstColumn(DataSource on, String sql, Column<T> column) {
+        try (Connection c = on.getConnection(); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return column.read(rs);
+        } catch (SQLException e) {
+            throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
+    /** Runs one statement on the test database. */
+    public static void exec(String sql) {
+        exec(dataSource(), sql);
+    }
+
+    /** Runs one statement on any database. */
+    public static void exec(DataSource on, String sql) {
+        try (Connection c = on.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("statement failed: " + sql, e);
+        }
+    }
+
+    /** The first column of every row of a query, as strings, on any database. */
+    public static java.util.Set<String> strings(DataSource on, String sql) {
+        try (Connection c = on.getConnection(); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery(sql)) {
+            java.util.Set<String> values = new java.util.HashSet<>();
+            while (rs.next()) {
+                values.add(rs.getString(1));
+            }
+            return values;
+        } catch (SQLException e) {
+            throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
+    /**
+     * Empties every table of the test database's schema except the schema histories (the bundle's and Flyway's default): tables added by a new migration are
+     * emptied too. Only ever the database this class made (a fresh embedded server, or a database it created).
+     */
+    public static void truncateAll() {
+        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("""
+                    do $$
+                    declare tables text;
+                    begin
+                      select string_agg(format('%I', tablename), ', ') into tables from pg_tables
+                       where schemaname = current_schema()
+                         and tablename not in ('flyway_schema_history', ':bundle_history');
+                      if tables is not null then
+                        execute 'truncate ' || tables;
+                      end if;
+                    end $$""".replace(":bundle_history", InboxMigrations.HISTORY_TABLE));
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not truncate the test database", e);
+        }
+    }
+
+    /** A plain DataSource on a database of the test server (a test's own migrations and queries). */
+    public static DataSource on(String url, String user, String password) {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(url);
+        ds.setUser(user);
+        ds.setPassword(password);
+        return ds;
+    }
+}

@@ -1,0 +1,69 @@
+package dev.metakit.inbox.springboot;
+
+import dev.metakit.inbox.reconcile.ReconcileRoutes;
+import dev.metakit.inbox.worker.WorkerRoutes;
+import org.apache.camel.spring.boot.CamelAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.embedded.tomcat.TomcatServletWebServerFactory;
+import org.springframework.boot.web.server.WebServerFactoryCustomizer;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * metakit-inbox in a Spring Boot host, from one dependency: the bundle's Java DSL routes (the worker, the reconcile)
+ * as RouteBuilder beans, its route files (the YAML routes and their beans) loaded into the host's CamelContext, its
+ * health checks in the readiness probe, its meters on Boot's registry, and the front-door rules Boot's server has
+ * an equivalent for. Every bean here gives way to a host's bean of the same type.
+ */
+@AutoConfiguration(after = CamelAutoConfiguration.class)
+@EnableConfigurationProperties(MetakitProperties.class)
+public class MetakitInboxAutoConfiguration {
+
+    /** The worker's claim → reconcile → complete/fail routes. */
+    @Bean
+    @ConditionalOnMissingBean(WorkerRoutes.class)
+    public WorkerRoutes metakitWorkerRoutes() {
+        return new WorkerRoutes();
+    }
+
+    /** The account reconcile and the full reconcile's fan-out. */
+    @Bean
+    @ConditionalOnMissingBean(ReconcileRoutes.class)
+    public ReconcileRoutes metakitReconcileRoutes() {
+        return new ReconcileRoutes();
+    }
+
+    /** Loads the route files (metakit.route-files) and registers the bundle's route meters before Camel starts. */
+    @Bean
+    @ConditionalOnMissingBean(MetakitRouteFiles.class)
+    public MetakitRouteFiles metakitRouteFiles(MetakitProperties properties) {
+        return new MetakitRouteFiles(properties.getRouteFiles());
+    }
+
+    /** The front door's rules on the embedded Tomcat: read and idle timeouts, a connection cap, the body limit. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    static class FrontDoorRules {
+        @Bean
+        @ConditionalOnClass(name = "org.apache.catalina.startup.Tomcat")
+        @ConditionalOnMissingBean(name = "metakitTomcatRules")
+        public WebServerFactoryCustomizer<TomcatServletWebServerFactory> metakitTomcatRules(MetakitProperties p) {
+            return new TomcatFrontDoorRules(p.getHttp());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "metakitBodyLimit")
+        public FilterRegistrationBean<WebhookBodyLimit> metakitBodyLimit(MetakitProperties p) {
+            FilterRegistrationBean<WebhookBodyLimit> registration =
+                    new FilterRegistrationBean<>(new WebhookBodyLimit(p.getMaxBodyBytes()));
+            registration.addUrlPatterns(p.getWebhook().getPath());
+            return registration;
+        }
+    }
+
+}
