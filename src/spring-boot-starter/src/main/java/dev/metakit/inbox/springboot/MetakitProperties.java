@@ -37,6 +37,7 @@ public class MetakitProperties {
     private final Metrics metrics = new Metrics();
     private final Feed feed = new Feed();
     private final Ops ops = new Ops();
+    private final Routes routes = new Routes();
 
     /** Where MetaKit posts and how a delivery is verified. */
     public static class Webhook {
@@ -121,6 +122,11 @@ public class MetakitProperties {
         private int maxBatch = 256;
         /** Writer threads, each with a connection of its own. */
         private int writers = 2;
+        /**
+         * Threads that wait for a commit: the ingest route hands each delivery to one before its idempotentConsumer,
+         * so one commit can hold at most this many deliveries; more in flight queue for a thread.
+         */
+        private int storeThreads = 128;
 
         public long getCommitTimeoutMillis() { return commitTimeoutMillis; }
         public void setCommitTimeoutMillis(long millis) { this.commitTimeoutMillis = millis; }
@@ -128,6 +134,8 @@ public class MetakitProperties {
         public void setMaxBatch(int maxBatch) { this.maxBatch = maxBatch; }
         public int getWriters() { return writers; }
         public void setWriters(int writers) { this.writers = writers; }
+        public int getStoreThreads() { return storeThreads; }
+        public void setStoreThreads(int storeThreads) { this.storeThreads = storeThreads; }
     }
 
     /** MetaKit's REST API, which the reconcile reads. */
@@ -260,6 +268,18 @@ public class MetakitProperties {
         public void setRetention(Duration retention) { this.retention = retention; }
     }
 
+    /** The routes the bundle's guarantees rest on (README "Essential routes"). */
+    public static class Routes {
+        /**
+         * Ids of essential routes this application replaces or leaves out on purpose, comma-separated. Any other one
+         * missing or stopped makes readiness DOWN and deliveries are answered 503; an unknown id stops startup.
+         */
+        private String replaced = "";
+
+        public String getReplaced() { return replaced; }
+        public void setReplaced(String replaced) { this.replaced = replaced; }
+    }
+
     /** The ops page: the standalone run's management server only. */
     public static class Ops {
         /** Off under Boot: the page mounts on camel-main's management server. */
@@ -296,4 +316,5 @@ public class MetakitProperties {
     public Metrics getMetrics() { return metrics; }
     public Feed getFeed() { return feed; }
     public Ops getOps() { return ops; }
+    public Routes getRoutes() { return routes; }
 }
