@@ -60,6 +60,9 @@ snapshot() {
   rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$consumer_pid/status")
   threads=$(awk '/^Threads/ { print $2 }' "/proc/$consumer_pid/status")
   fds=$(ls "/proc/$consumer_pid/fd" | wc -l)
+  # threads by name with the numbers taken out ("pool-4-thread-7" -> "pool-#-thread-#"), to tell a pool that grew
+  jcmd "$consumer_pid" Thread.print | sed -n 's/^"\([^"]*\)".*/\1/p' | sed 's/[0-9][0-9]*/#/g' | sort | uniq -c \
+    | awk '{ n = $1; $1 = ""; print substr($0, 2) "\t" n }' | LC_ALL=C sort >"$work/threads-$label.tsv"
   m=$(metrics)
   printf '%s heap-after-gc=%d KiB rss=%d KiB threads=%d fds=%d stored=%s processed=%s backlog=%s failed=%s feed-lag-max=%s s\n' \
     "$label" "$heap" "$rss" "$threads" "$fds" \
@@ -115,6 +118,8 @@ drain_seconds=$(( $(date +%s) - traffic_done_at ))
 snapshot after_drain
 echo "soak: last sandbox line: $(grep '^sandbox:' "$work/sandbox.log" | grep -v 'traffic done' | tail -1)"
 kill "$sandbox_pid"; wait "$sandbox_pid" 2>/dev/null || true; sandbox_pid=""
+echo "soak: thread names whose count changed from start to end: $(LC_ALL=C join -t $'\t' -a1 -a2 -e 0 -o 0,1.2,2.2 \
+  "$work/threads-start.tsv" "$work/threads-end.tsv" | awk -F'\t' '$2 != $3 { printf "%s %d->%d; ", $1, $2, $3 }')"
 echo "soak: ERROR lines in the consumer log: $(grep -c ' ERROR ' "$work/consumer.log" || true)"
 echo "soak: load at end: $(uptime)"
 printf 'SOAK %d min, %s ops/s, %s accounts, faults %s: heap after GC %d -> %d KiB (%+d%%), RSS %d -> %d KiB (%+d%%), threads %d -> %d, fds %d -> %d; drained (backlog 0, feed lag 0) after the traffic stopped: %s (%d s)\n' \

@@ -62,11 +62,6 @@ public final class FreezingProxy implements AutoCloseable {
         }
     }
 
-    /** Connections (pairs) open through the proxy now. */
-    public int openConnections() {
-        return open.size() / 2;
-    }
-
     private void awaitThawed() throws InterruptedException {
         synchronized (gate) {
             while (frozen && running) {
