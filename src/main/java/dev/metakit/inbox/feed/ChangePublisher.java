@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
 import org.slf4j.Logger;
@@ -30,11 +31,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@code direct:metakit-change-outlet} in {@code routes/changes.camel.yaml}), at least once, in seq order per account.
  *
  * <p>{@link #publishDue()} (called by the feed's poll route) hands each account with unpublished changes to a pool
- * thread, unless that account is already in hand here or backing off. For one account, the thread takes the
- * account's {@link AccountPublishLock} (another instance holding it publishes the account instead), then sends its
- * changes one by one: the next only after the outlet returned without an exception for the previous one, which is
- * then marked published. A failure stops the account where it is and backs it off (doubling up to a maximum), so a
- * change is never skipped; a change sent but not marked (a crash in between) is sent again with the same id.
+ * thread, unless that account is already in hand here, backing off, or owned by another live instance. For one
+ * account, the thread takes or confirms this boot's ownership of it ({@link FeedOwnership}: by the worker's heartbeat,
+ * so a crashed or paused instance loses its accounts within the worker's dead-after), then sends its changes one by
+ * one: each only while its lease is valid by this process's clock, the next only after the outlet returned without an
+ * exception for the previous one, which is then marked published if this boot still owns the account (fenced by the
+ * ownership's epoch). A failure stops the account where it is and backs it off (doubling up to a maximum), so a
+ * change is never skipped; a change sent but not marked (a crash in between, or a takeover) is sent again with the
+ * same id.
  */
 public class ChangePublisher extends ContextBean {
     private static final Logger LOG = LoggerFactory.getLogger(ChangePublisher.class);
@@ -46,9 +50,12 @@ public class ChangePublisher extends ContextBean {
     private final Map<Long, Backoff> backoffs = new ConcurrentHashMap<>();
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong fenced = new AtomicLong();
     private final List<Consumer<FeedChange>> sentListeners = new CopyOnWriteArrayList<>();
 
     private DataSource dataSource;
+    private InboxWorker inboxWorker;
+    private volatile FeedOwnership ownership;
     private volatile ProducerTemplate producer;
     private String outlet = DEFAULT_OUTLET;
     private Integer concurrency;
@@ -67,6 +74,7 @@ public class ChangePublisher extends ContextBean {
         Required.setting(concurrency, "metakit.feed.concurrency");
         Required.setting(backoffBaseMillis, "metakit.feed.backoff-base-millis");
         Required.setting(backoffMaxMillis, "metakit.feed.backoff-max-millis");
+        Required.setting(inboxWorker, "changePublisher's inboxWorker (the bean whose heartbeat holds the feed's accounts)");
     }
 
     /** Nothing to take: the pool is created at the first publish, so a bundle without the feed's poll holds none. */
@@ -74,7 +82,10 @@ public class ChangePublisher extends ContextBean {
     protected void begin() {
     }
 
-    /** Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. */
+    /**
+     * Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. Then gives
+     * this boot's accounts up, so the other instances publish them at once rather than after dead-after.
+     */
     @Override
     protected void end() throws InterruptedException {
         stopped = true;
@@ -83,6 +94,16 @@ public class ChangePublisher extends ContextBean {
             p.shutdown();
             if (!p.awaitTermination(5, TimeUnit.SECONDS)) {
                 p.shutdownNow();
+                return; // a send may still be under way: its accounts stay this boot's until its heartbeat stops
+            }
+        }
+        FeedOwnership owner = ownership;
+        if (owner != null) {
+            try (Connection c = dataSource().getConnection()) {
+                owner.releaseAll(c);
+            } catch (SQLException e) {
+                LOG.warn("Feed: could not give this instance's accounts up (the others take them once its heartbeat"
+                        + " is {} ms old): {}", inboxWorker.deadAfter().toMillis(), e.getMessage());
             }
         }
     }
@@ -95,7 +116,7 @@ public class ChangePublisher extends ContextBean {
         ExecutorService threads = pool();
         List<Long> due;
         try (Connection c = dataSource().getConnection()) {
-            due = ChangeStore.accountsWithUnpublished(c, maxAccountsPerPoll);
+            due = ownership().notHeldByOthers(c, ChangeStore.accountsWithUnpublished(c, maxAccountsPerPoll));
         } catch (SQLException e) {
             // every poll would say the same while the database is away: once when it starts, once when it ends
             if (!pollFailing) {
@@ -129,19 +150,14 @@ public class ChangePublisher extends ContextBean {
         return handed;
     }
 
-    /** Publishes the account's unpublished changes in seq order, unless another instance is publishing it. */
+    /** Publishes the account's unpublished changes in seq order, unless another live instance owns it. */
     void publishAccount(long account) {
         try (Connection c = dataSource().getConnection()) {
-            if (!AccountPublishLock.tryLock(c, account)) {
+            FeedOwnership.Lease lease = ownership().take(c, account);
+            if (lease == null) {
                 return;
             }
-            try {
-                drain(c, account);
-            } finally {
-                if (!AccountPublishLock.unlock(c, account)) {
-                    LOG.warn("Feed: the publish lock of account {} was not held at its release", account);
-                }
-            }
+            drain(c, lease);
         } catch (SQLException e) {
             failed(account, "database: " + e.getMessage()); // counted too: the change waits all the same
         } catch (RuntimeException e) {
@@ -149,12 +165,21 @@ public class ChangePublisher extends ContextBean {
         }
     }
 
-    private void drain(Connection c, long account) throws SQLException {
+    private void drain(Connection c, FeedOwnership.Lease owned) throws SQLException {
+        long account = owned.accountId();
+        FeedOwnership.Lease lease = owned;
         while (running()) {
             List<FeedChange> batch = ChangeStore.unpublished(c, account, BATCH);
             for (FeedChange change : batch) {
                 if (!running()) {
                     return; // the outlet route stops with the context: what is left goes out after the restart
+                }
+                // by this process's clock, right before the send: one that stood still past its lease asks first
+                lease = ownership().renewed(c, lease);
+                if (lease == null) {
+                    LOG.info("Feed: account {} is no longer this instance's to publish (it was not beating long"
+                            + " enough for another to take it over); nothing more sent for it here", account);
+                    return;
                 }
                 Exception error = send(change);
                 if (error != null) {
@@ -162,7 +187,13 @@ public class ChangePublisher extends ContextBean {
                     return;
                 }
                 sentListeners.forEach(l -> l.accept(change));
-                ChangeStore.markPublished(c, change.changeId());
+                if (ownership().markPublished(c, lease, List.of(change.changeId())) == 0) {
+                    fenced.incrementAndGet();
+                    LOG.warn("Feed: change {} went out but account {} was taken over meanwhile (this instance stood"
+                            + " still): not marked here, its new owner sends it again with the same id", change.id(),
+                            account);
+                    return;
+                }
                 published.incrementAndGet();
             }
             if (batch.size() < BATCH) {
@@ -228,6 +259,17 @@ public class ChangePublisher extends ContextBean {
         return pool;
     }
 
+    private FeedOwnership ownership() {
+        if (ownership == null) {
+            synchronized (this) {
+                if (ownership == null) {
+                    ownership = new FeedOwnership(inboxWorker.beatingBoot(), inboxWorker.deadAfter());
+                }
+            }
+        }
+        return ownership;
+    }
+
     private ProducerTemplate producer() {
         if (producer == null) {
             synchronized (this) {
@@ -260,6 +302,14 @@ public class ChangePublisher extends ContextBean {
         return published.get();
     }
 
+    /**
+     * Changes the outlet took that this boot could not mark published: the account had been taken over while it stood
+     * still (the new owner sends them again with the same id).
+     */
+    public long fencedCount() {
+        return fenced.get();
+    }
+
     /** Publish attempts that failed (the outlet's error, or the database's), each backing its account off. */
     public long failureCount() {
         return failures.get();
@@ -267,6 +317,11 @@ public class ChangePublisher extends ContextBean {
 
     public void setDataSource(DataSource dataSource) {
         this.dataSource = dataSource;
+    }
+
+    /** The worker whose boot and heartbeat ({@code inbox_instances}) hold this instance's accounts of the feed. */
+    public void setInboxWorker(InboxWorker inboxWorker) {
+        this.inboxWorker = inboxWorker;
     }
 
     /** The endpoint the changes go to: the outlet route of routes/changes.camel.yaml. */

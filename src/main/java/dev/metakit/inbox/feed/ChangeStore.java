@@ -113,13 +113,7 @@ public final class ChangeStore {
         return out;
     }
 
-    static void markPublished(Connection c, long changeId) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(
-                "update position_changes set published_at = now() where change_id = ?")) {
-            s.setLong(1, changeId);
-            s.executeUpdate();
-        }
-    }
+    // marking published is fenced by the account's ownership: FeedOwnership.markPublished
 
     /** Marks the account's changes from {@code fromSeq} on unpublished again. Returns how many. */
     static int replayFrom(Connection c, long accountId, long fromSeq) throws SQLException {

@@ -1,6 +1,8 @@
 package dev.metakit.inbox.bench;
 
 import dev.metakit.inbox.feed.ChangePublisher;
+import dev.metakit.inbox.support.ShippedWorker;
+import dev.metakit.inbox.worker.InboxWorker;
 import dev.metakit.inbox.support.KafkaBroker;
 import dev.metakit.inbox.support.TestDatabase;
 import org.apache.camel.CamelContext;
@@ -60,9 +62,13 @@ public final class FeedKafkaBench {
                 }
             });
             context.start();
+            // the boot whose heartbeat holds the published accounts (feed_owners), as in the shipped beans
+            InboxWorker worker = ShippedWorker.create("feed-kafka-bench");
+            worker.start();
             ChangePublisher publisher = new ChangePublisher();
             publisher.setCamelContext(context);
             publisher.setDataSource(db);
+            publisher.setInboxWorker(worker);
             publisher.setConcurrency(concurrency);
             publisher.setBackoffBaseMillis(1000);
             publisher.setBackoffMaxMillis(30_000);
@@ -74,6 +80,7 @@ public final class FeedKafkaBench {
             }
             double seconds = (System.nanoTime() - started) / 1e9;
             publisher.stop();
+            worker.stop();
             context.stop();
             System.out.printf(Locale.ROOT, "FEED throughput: %d changes over %d accounts into Kafka, concurrency %d:"
                             + " %.1f s, %.0f changes/s, %d failures%n", total, accounts, concurrency, seconds,
