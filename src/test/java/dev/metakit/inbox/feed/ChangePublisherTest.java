@@ -2,7 +2,11 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.worker.Claimant;
+import dev.metakit.inbox.worker.InboxWorker;
+import dev.metakit.inbox.worker.InstanceLiveness;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.builder.RouteBuilder;
@@ -36,6 +40,7 @@ class ChangePublisherTest {
     private final ObjectMapper json = new ObjectMapper();
     private final List<CamelContext> contexts = new ArrayList<>();
     private final List<ChangePublisher> publishers = new ArrayList<>();
+    private final List<InboxWorker> workers = new ArrayList<>();
     /** what the outlet took, in the order it took it */
     private final List<Map<String, Object>> received = Collections.synchronizedList(new ArrayList<>());
     private final Map<Long, AtomicInteger> inFlight = new ConcurrentHashMap<>();
@@ -53,6 +58,7 @@ class ChangePublisherTest {
         for (ChangePublisher p : publishers) {
             p.stop();
         }
+        workers.forEach(InboxWorker::stop);
         for (CamelContext c : contexts) {
             c.stop();
         }
@@ -140,21 +146,38 @@ class ChangePublisherTest {
     }
 
     @Test
-    void anAccountLockedByAnotherInstanceIsLeftToIt() throws Exception {
+    void anAccountOwnedByAnotherLiveInstanceIsLeftToItAndTakenOverOnceItsHeartbeatIsStale() throws Exception {
         insertChanges(7, 1, 2);
         insertChanges(8, 1, 1);
         ChangePublisher publisher = publisher(1);
-        try (Connection other = db.getConnection()) {
-            assertThat(AccountPublishLock.tryLock(other, 7)).isTrue();
-
-            publishUntil(publisher, () -> ids(8).size() == 1);
-            publisher.publishDue();
-            assertThat(ids(7)).isEmpty();
-
-            // the other instance's connection ends (as with kill -9): the account is published here
+        Claimant other = Claimant.newBoot("other");
+        new InstanceLiveness(db, other, Duration.ofSeconds(2)).beat();
+        try (Connection c = db.getConnection()) {
+            assertThat(new FeedOwnership(other, Duration.ofSeconds(5)).take(c, 7)).isNotNull();
         }
+
+        publishUntil(publisher, () -> ids(8).size() == 1);
+        publisher.publishDue();
+        assertThat(ids(7)).as("owned by a live boot").isEmpty();
+
+        // the other boot stops beating (a crash, a pause): its account is published here within dead-after
+        TestDatabase.exec("update inbox_instances set heartbeat_at = now() - interval '10 seconds' where boot_token = '"
+                + other.bootToken() + "'");
         publishUntil(publisher, () -> ids(7).size() == 2);
         assertThat(ids(7)).containsExactly("7:1", "7:2");
+        assertThat(TestDatabase.scalar("select epoch from feed_owners where account_id = 7")).isEqualTo(2);
+    }
+
+    @Test
+    void aStopGivesTheInstancesAccountsUpForTheOthersAtOnce() throws Exception {
+        insertChanges(7, 1, 1);
+        ChangePublisher publisher = publisher(1);
+        publishUntil(publisher, () -> ids(7).size() == 1);
+        assertThat(TestDatabase.scalar("select count(*) from feed_owners")).isEqualTo(1);
+
+        publisher.stop();
+
+        assertThat(TestDatabase.scalar("select count(*) from feed_owners")).isZero();
     }
 
     @Test
@@ -184,9 +207,14 @@ class ChangePublisherTest {
         });
         context.start();
         contexts.add(context);
+        // each publisher an instance of its own: its boot's heartbeat holds its accounts
+        InboxWorker worker = ShippedWorker.create("feed-test-" + (workers.size() + 1));
+        worker.start();
+        workers.add(worker);
         ChangePublisher p = new ChangePublisher();
         p.setCamelContext(context);
         p.setDataSource(db);
+        p.setInboxWorker(worker);
         p.setConcurrency(concurrency);
         // a short backoff so the test takes seconds; the backoff's doubling is what aFailingOutlet... checks
         p.setBackoffBaseMillis(100);
