@@ -3,6 +3,7 @@ package dev.metakit.inbox.feed;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.worker.InboxWorker;
@@ -74,7 +75,10 @@ public class ChangePublisher extends ContextBean {
         Required.setting(concurrency, "metakit.feed.concurrency");
         Required.setting(backoffBaseMillis, "metakit.feed.backoff-base-millis");
         Required.setting(backoffMaxMillis, "metakit.feed.backoff-max-millis");
-        Required.setting(inboxWorker, "changePublisher's inboxWorker (the bean whose heartbeat holds the feed's accounts)");
+        if (inboxWorker == null) {
+            throw new ConfigurationException("the changePublisher bean has no inboxWorker: the feed's accounts are held"
+                    + " by that worker's heartbeat (routes/beans.camel.yaml sets it to #bean:inboxWorker)");
+        }
     }
 
     /** Nothing to take: the pool is created at the first publish, so a bundle without the feed's poll holds none. */
@@ -177,8 +181,9 @@ public class ChangePublisher extends ContextBean {
                 // by this process's clock, right before the send: one that stood still past its lease asks first
                 lease = ownership().renewed(c, lease);
                 if (lease == null) {
-                    LOG.info("Feed: account {} is no longer this instance's to publish (it was not beating long"
-                            + " enough for another to take it over); nothing more sent for it here", account);
+                    LOG.info("Feed: account {} is no longer this instance's to publish (its lease ran out while it"
+                            + " stood still or could not beat, and the account changed hands or waits for its next"
+                            + " heartbeat); nothing more sent for it here", account);
                     return;
                 }
                 Exception error = send(change);

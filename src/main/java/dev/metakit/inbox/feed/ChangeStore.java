@@ -14,8 +14,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * The SQL of the change feed's tables, {@code position_changes} and its per-account sequence
@@ -113,7 +115,27 @@ public final class ChangeStore {
         return out;
     }
 
-    // marking published is fenced by the account's ownership: FeedOwnership.markPublished
+    /**
+     * Marks these changes of the account published, fenced: only while {@code owner} (a boot token) still owns the
+     * account's feed at {@code epoch} ({@code feed_owners}, {@link FeedOwnership}). FOR SHARE makes a takeover running
+     * at the same moment wait for this mark (then the new owner does not send these changes again), or this mark see
+     * the new epoch and write nothing. Returns how many it marked: 0 once the account was taken over.
+     */
+    static int markPublished(Connection c, long accountId, Collection<Long> changeIds, UUID owner, long epoch)
+            throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("""
+                update position_changes p set published_at = now()
+                 where p.change_id = any(?) and p.account_id = ?
+                   and exists (select 1 from feed_owners o
+                                where o.account_id = ? and o.owner_token = ? and o.epoch = ? for share)""")) {
+            s.setArray(1, c.createArrayOf("bigint", changeIds.toArray()));
+            s.setLong(2, accountId);
+            s.setLong(3, accountId);
+            s.setObject(4, owner);
+            s.setLong(5, epoch);
+            return s.executeUpdate();
+        }
+    }
 
     /** Marks the account's changes from {@code fromSeq} on unpublished again. Returns how many. */
     static int replayFrom(Connection c, long accountId, long fromSeq) throws SQLException {

@@ -67,17 +67,6 @@ final class FeedOwnership {
                                   and o.owner_token in (select boot_token from live))
              order by u.i""";
 
-    /*
-     * Fenced: only while this boot still owns the account at the lease's epoch. FOR SHARE makes a takeover running at
-     * the same moment wait for this mark (then the new owner does not send these changes again) or this mark see the
-     * new epoch and write nothing.
-     */
-    private static final String MARK_PUBLISHED = """
-            update position_changes p set published_at = now()
-             where p.change_id = any(?) and p.account_id = ?
-               and exists (select 1 from feed_owners o
-                            where o.account_id = ? and o.owner_token = ? and o.epoch = ? for share)""";
-
     private final Claimant self;
     private final Duration deadAfter;
     private final LongSupplier nanoClock;
@@ -169,14 +158,7 @@ final class FeedOwnership {
      * Returns how many it marked: 0 when the account was taken over.
      */
     int markPublished(Connection c, Lease lease, Collection<Long> changeIds) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(MARK_PUBLISHED)) {
-            s.setArray(1, c.createArrayOf("bigint", changeIds.toArray()));
-            s.setLong(2, lease.accountId());
-            s.setLong(3, lease.accountId());
-            s.setObject(4, self.bootToken());
-            s.setLong(5, lease.epoch());
-            return s.executeUpdate();
-        }
+        return ChangeStore.markPublished(c, lease.accountId(), changeIds, self.bootToken(), lease.epoch());
     }
 
     /** Gives up every account this boot owns (a clean stop): the other instances take them at once. */

@@ -191,8 +191,8 @@ class FrozenPublisherFaultIT {
                         + " (sending %s at the freeze); longest wait of a committed change at the outlet during the"
                         + " freeze, its accounts: %s ms, the survivor's: %s ms; %d changes over %d accounts; after the"
                         + " resume it sent %d change(s) of accounts it lost (repeats under way at the freeze); its log:"
-                        + " %d \"no longer this instance's\" and %d \"taken over meanwhile\" lines; accounts without a"
-                        + " change committed during the freeze: %s%n",
+                        + " %d \"no longer this instance's\" and %d \"taken over meanwhile\" lines; accounts with no change"
+                        + " committed from 2 s before the freeze to its end: %s%n",
                 PAUSE.toSeconds(), held, publishing, stalls.getOrDefault(true, List.of()),
                 stalls.getOrDefault(false, List.of()), outlet.firstArrivals().size(), ACCOUNTS, lateFromVictim.size(),
                 count(wokenLog, "no longer this instance's"), count(wokenLog, "taken over meanwhile"),

@@ -94,8 +94,8 @@ class FeedOwnershipTest {
     @Test
     void aLeaseRunsOutByTheBootsOwnClockBeforeTheDatabaseLetsAnotherTakeTheAccount() throws Exception {
         try (Connection c = db.getConnection()) {
-            FeedOwnership.Lease lease = ownerA.take(c, 7);
-            long lasts = lease.validUntilNanos() - 0;
+            FeedOwnership.Lease lease = ownerA.take(c, 7); // a's clock reads 0
+            long lasts = lease.validUntilNanos();
             // dead-after less the margin (1 s) and the age of a's beat (taken a moment ago)
             assertThat(Duration.ofNanos(lasts)).isBetween(Duration.ofSeconds(3), DEAD_AFTER.minus(ownerA.margin()));
 
