@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -57,6 +58,7 @@ public class ChangePublisher extends ContextBean {
     private DataSource dataSource;
     private InboxWorker inboxWorker;
     private volatile FeedOwnership ownership;
+    private LongSupplier nanoClock = System::nanoTime;
     private volatile ProducerTemplate producer;
     private String outlet = DEFAULT_OUTLET;
     private Integer concurrency;
@@ -268,7 +270,7 @@ public class ChangePublisher extends ContextBean {
         if (ownership == null) {
             synchronized (this) {
                 if (ownership == null) {
-                    ownership = new FeedOwnership(inboxWorker.beatingBoot(), inboxWorker.deadAfter());
+                    ownership = new FeedOwnership(inboxWorker.beatingBoot(), inboxWorker.deadAfter(), nanoClock);
                 }
             }
         }
@@ -327,6 +329,11 @@ public class ChangePublisher extends ContextBean {
     /** The worker whose boot and heartbeat ({@code inbox_instances}) hold this instance's accounts of the feed. */
     public void setInboxWorker(InboxWorker inboxWorker) {
         this.inboxWorker = inboxWorker;
+    }
+
+    /** Tests: this process's monotonic clock as the leases read it (set before the first publish). */
+    void nanoClock(LongSupplier clock) {
+        this.nanoClock = clock;
     }
 
     /** The endpoint the changes go to: the outlet route of routes/changes.camel.yaml. */

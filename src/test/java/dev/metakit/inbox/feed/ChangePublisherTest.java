@@ -26,7 +26,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.stream.LongStream;
 
@@ -169,6 +172,41 @@ class ChangePublisherTest {
     }
 
     @Test
+    void aPublisherThatStoodStillPastItsLeaseSendsNothingMoreOfAnAccountTakenOverMeanwhile() throws Exception {
+        insertChanges(7, 1, 3);
+        // heartbeat-millis of an hour: this publisher's boot stands for a paused process, whose beats stop
+        ChangePublisher paused = publisher(1, w -> w.setHeartbeatMillis(3_600_000));
+        Claimant other = Claimant.newBoot("other");
+        new InstanceLiveness(db, other, Duration.ofSeconds(2)).beat();
+        AtomicLong pausedFor = new AtomicLong();
+        AtomicBoolean froze = new AtomicBoolean();
+        // the freeze lands after 7:1 went out and was marked, before the lease check of 7:2: meanwhile the boot's
+        // heartbeat goes stale, another boot takes the account over, and 30 s pass on this process's clock
+        paused.nanoClock(() -> {
+            if (ids(7).contains("7:1") && froze.compareAndSet(false, true)) {
+                TestDatabase.exec("update inbox_instances set heartbeat_at = now() - interval '10 seconds'"
+                        + " where boot_token <> '" + other.bootToken() + "'");
+                try (Connection c = db.getConnection()) {
+                    assertThat(new FeedOwnership(other, Duration.ofSeconds(5)).take(c, 7)).isNotNull();
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+                pausedFor.set(Duration.ofSeconds(30).toNanos());
+            }
+            return System.nanoTime() + pausedFor.get();
+        });
+
+        publishUntil(paused, froze::get);
+        paused.stop(); // waits for the drain under way: whatever it sends after the freeze has been sent by now
+
+        assertThat(ids(7)).as("nothing after the freeze").containsExactly("7:1");
+        assertThat(paused.fencedCount()).as("nothing sent, so nothing to fence").isZero();
+        assertThat(TestDatabase.scalar("select epoch from feed_owners where account_id = 7")).isEqualTo(2);
+        assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null"))
+                .as("7:1 marked, 7:2 and 7:3 left to the new owner").isEqualTo(2);
+    }
+
+    @Test
     void aStopGivesTheInstancesAccountsUpForTheOthersAtOnce() throws Exception {
         insertChanges(7, 1, 1);
         ChangePublisher publisher = publisher(1);
@@ -197,6 +235,10 @@ class ChangePublisherTest {
     // ---- helpers
 
     private ChangePublisher publisher(int concurrency) throws Exception {
+        return publisher(concurrency, w -> { });
+    }
+
+    private ChangePublisher publisher(int concurrency, Consumer<InboxWorker> workerSettings) throws Exception {
         CamelContext context = new DefaultCamelContext();
         context.addRoutes(new RouteBuilder() {
             @Override
@@ -209,6 +251,7 @@ class ChangePublisherTest {
         contexts.add(context);
         // each publisher an instance of its own: its boot's heartbeat holds its accounts
         InboxWorker worker = ShippedWorker.create("feed-test-" + (workers.size() + 1));
+        workerSettings.accept(worker);
         worker.start();
         workers.add(worker);
         ChangePublisher p = new ChangePublisher();
