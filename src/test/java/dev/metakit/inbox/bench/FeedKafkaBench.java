@@ -1,10 +1,10 @@
 package dev.metakit.inbox.bench;
 
 import dev.metakit.inbox.feed.ChangePublisher;
-import dev.metakit.inbox.support.ShippedWorker;
-import dev.metakit.inbox.worker.InboxWorker;
 import dev.metakit.inbox.support.KafkaBroker;
+import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.CamelContext;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
