@@ -2,8 +2,10 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.AsyncProducer;
 import org.apache.camel.Endpoint;
 import org.apache.camel.support.service.ServiceHelper;
@@ -26,6 +28,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Publishes the change feed: every change of {@code position_changes} to the outlet route
@@ -35,9 +38,10 @@ import java.util.function.Consumer;
  * (PostgreSQL {@code NOTIFY}), by the retry of its backoff, or by {@link #publishDue()}, the feed's poll route, which
  * is the backstop (and starts the rest at its first call). An offered account gets a turn on a pool thread unless it
  * has one already (then it gets another turn after it) or is backing off. In a turn the publisher takes the account
- * ({@link AccountOwnership}: another instance holding it publishes it instead) and sends its unpublished changes in
- * batches: each batch in seq order without waiting between sends ({@link OutletBatch}), then one statement marks the
- * batch's confirmed prefix published. A failure ends the turn at the first change not confirmed, which is where the
+ * ({@link AccountOwnership}: by the worker's heartbeat, so another live instance owning it publishes it instead, and a
+ * crashed or paused one loses it within dead-after) and sends its unpublished changes in batches: each batch under a
+ * lease valid by this process's clock, in seq order without waiting between sends ({@link OutletBatch}), then one
+ * statement, fenced by the ownership's epoch, marks the batch's confirmed prefix published. A failure ends the turn at the first change not confirmed, which is where the
  * next turn starts again (later changes the outlet took meanwhile go again with the same id), so a change is never
  * skipped nor overtaken; the account backs off ({@link FeedBackoff}: forgiven by the next success).
  */
@@ -49,14 +53,16 @@ public class ChangePublisher extends ContextBean {
     private static final int BATCHES_PER_TURN = 20;
 
     private final ObjectWriter json = JsonMapper.builder().build().writer();
-    private final AccountOwnership ownership = new AccountOwnership();
     /** accounts with a turn queued or running, and whether they are offered again meanwhile */
     private final Map<Long, Boolean> turns = new ConcurrentHashMap<>();
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong fenced = new AtomicLong();
     private final List<Consumer<FeedChange>> sentListeners = new CopyOnWriteArrayList<>();
 
     private DataSource dataSource;
+    private InboxWorker inboxWorker;
+    private LongSupplier nanoClock = System::nanoTime;
     private String outlet = DEFAULT_OUTLET;
     private Integer concurrency;
     private Long backoffBaseMillis;
@@ -71,7 +77,8 @@ public class ChangePublisher extends ContextBean {
     private volatile Running parts;
 
     private record Running(ExecutorService pool, ScheduledExecutorService retries, AsyncProducer producer,
-                           OutletBatch outlet, FeedBackoff backoff, FeedWakeups wakeups) {
+                           OutletBatch outlet, FeedBackoff backoff, FeedWakeups wakeups,
+                           AccountOwnership ownership) {
     }
 
     @Override
@@ -79,6 +86,10 @@ public class ChangePublisher extends ContextBean {
         Required.setting(concurrency, "metakit.feed.concurrency");
         Required.setting(backoffBaseMillis, "metakit.feed.backoff-base-millis");
         Required.setting(backoffMaxMillis, "metakit.feed.backoff-max-millis");
+        if (inboxWorker == null) {
+            throw new ConfigurationException("the changePublisher bean has no inboxWorker: the feed's accounts are held"
+                    + " by that worker's heartbeat (routes/beans.camel.yaml sets it to #bean:inboxWorker)");
+        }
     }
 
     /** Nothing to take: the first {@link #publishDue()} starts the feed, so a bundle without its poll holds nothing. */
@@ -86,7 +97,10 @@ public class ChangePublisher extends ContextBean {
     protected void begin() {
     }
 
-    /** Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. */
+    /**
+     * Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. Then gives
+     * this boot's accounts up, so the other instances publish them at once rather than after dead-after.
+     */
     @Override
     protected void end() throws Exception {
         Running p;
@@ -100,10 +114,20 @@ public class ChangePublisher extends ContextBean {
         p.wakeups().close();
         p.retries().shutdownNow();
         p.pool().shutdown();
-        if (!p.pool().awaitTermination(5, TimeUnit.SECONDS)) {
+        boolean idle = p.pool().awaitTermination(5, TimeUnit.SECONDS);
+        if (!idle) {
             p.pool().shutdownNow();
         }
         ServiceHelper.stopService(p.producer());
+        if (!idle) {
+            return; // a send may still be under way: its accounts stay this boot's until its heartbeat stops
+        }
+        try (Connection c = dataSource.getConnection()) {
+            p.ownership().releaseAll(c);
+        } catch (SQLException e) {
+            LOG.warn("Feed: could not give this instance's accounts up (the others take them once its heartbeat"
+                    + " is {} ms old): {}", inboxWorker.deadAfter().toMillis(), e.getMessage());
+        }
     }
 
     /**
@@ -117,7 +141,7 @@ public class ChangePublisher extends ContextBean {
         }
         List<Long> due;
         try (Connection c = dataSource.getConnection()) {
-            due = dueAccounts(c);
+            due = p.ownership().notHeldByOthers(c, dueAccounts(c));
         } catch (SQLException e) {
             // every poll would say the same while the database is away: once when it starts, once when it ends
             if (!pollFailing) {
@@ -187,17 +211,14 @@ public class ChangePublisher extends ContextBean {
         }
     }
 
-    /** One turn of the account, unless another instance publishes it. Returns whether changes are left. */
+    /** One turn of the account, unless another live instance owns it. Returns whether changes are left. */
     private boolean publishAccount(Running p, long account) {
         try (Connection c = dataSource.getConnection()) {
-            if (!ownership.take(c, account)) {
+            FeedOwnership.Lease lease = p.ownership().take(c, account);
+            if (lease == null) {
                 return false;
             }
-            try {
-                return publishBatches(p, c, account);
-            } finally {
-                ownership.release(c, account);
-            }
+            return publishBatches(p, c, lease); // the account stays this boot's after the turn, until a clean stop
         } catch (SQLException e) {
             failed(p, account, "database: " + e.getMessage()); // counted too: the change waits all the same
         } catch (InterruptedException e) {
@@ -208,11 +229,22 @@ public class ChangePublisher extends ContextBean {
         return false;
     }
 
-    private boolean publishBatches(Running p, Connection c, long account) throws SQLException, InterruptedException {
+    private boolean publishBatches(Running p, Connection c, FeedOwnership.Lease owned)
+            throws SQLException, InterruptedException {
+        long account = owned.accountId();
+        FeedOwnership.Lease lease = owned;
         long afterSeq = 0;
         for (int n = 0; n < BATCHES_PER_TURN; n++) {
-            if (!running() || !ownership.stillOwns(c, account)) {
+            if (!running()) {
                 return false; // the outlet route stops with the context: what is left goes out after the restart
+            }
+            // by this process's clock: one that stood still past its lease confirms the account in the database first
+            lease = p.ownership().stillOwns(c, lease);
+            if (lease == null) {
+                LOG.info("Feed: account {} is no longer this instance's to publish (its lease ran out while it stood"
+                        + " still or could not beat, and the account changed hands or waits for its next heartbeat);"
+                        + " nothing more sent for it here", account);
+                return false;
             }
             if (afterSeq == 0) {
                 // offers made so far are answered by this read of every unpublished change (replayed ones too): a
@@ -224,26 +256,35 @@ public class ChangePublisher extends ContextBean {
             if (batch.isEmpty()) {
                 return false;
             }
-            OutletBatch.Result sent = p.outlet().send(batch, this::running);
+            FeedOwnership.Lease under = lease;
+            // each send only while the lease is valid by this process's clock: a freeze in the middle of a batch
+            // sends nothing more once it woke up past the lease (the fenced mark below refuses what went before)
+            OutletBatch.Result sent = p.outlet().send(batch,
+                    () -> running() && p.ownership().mayStillSend(under));
             int confirmed = sent.confirmed();
             if (confirmed > 0) {
                 List<FeedChange> taken = batch.subList(0, confirmed);
                 taken.forEach(change -> sentListeners.forEach(l -> l.accept(change)));
-                long[] ids = taken.stream().mapToLong(FeedChange::changeId).toArray();
-                int marked = ChangeStore.markPublished(c, account, ids);
+                List<Long> ids = taken.stream().map(FeedChange::changeId).toList();
+                int marked = p.ownership().markPublished(c, lease, ids);
                 published.addAndGet(marked);
                 int failed = p.backoff().failures(account);
                 if (p.backoff().succeeded(account) && failed > 1) {
                     LOG.info("Feed: account {} publishes again after {} failures in a row", account, failed);
                 }
-                if (marked < ids.length) {
-                    LOG.warn("Feed: account {} is no longer this instance's to publish ({} of {} marked)", account,
-                            marked, ids.length);
+                if (marked < ids.size()) {
+                    fenced.addAndGet(ids.size() - marked);
+                    LOG.warn("Feed: account {} is no longer this instance's to publish ({} of {} marked): taken over"
+                            + " meanwhile (this instance stood still), its new owner sends the rest again with the same"
+                            + " ids", account, marked, ids.size());
                     return false;
                 }
                 afterSeq = taken.get(confirmed - 1).seq();
             }
             if (confirmed < batch.size()) {
+                if (sent.error() == null && running() && !p.ownership().mayStillSend(lease)) {
+                    continue; // the lease ran out mid-batch: the next round confirms it or ends the turn
+                }
                 if (sent.error() != null) {
                     failed(p, account, "the outlet did not take change " + batch.get(confirmed).id() + ": "
                             + sent.error().getMessage());
@@ -309,8 +350,10 @@ public class ChangePublisher extends ContextBean {
         ExecutorService pool = Executors.newFixedThreadPool(concurrency, daemon("metakit-feed-publisher"));
         ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(daemon("metakit-feed-retry"));
         FeedWakeups wakeups = new FeedWakeups(dataSource, this::offer, this::publishDue);
+        AccountOwnership ownership = new AccountOwnership(
+                new FeedOwnership(inboxWorker.beatingBoot(), inboxWorker.deadAfter(), nanoClock));
         return new Running(pool, retries, producer, new OutletBatch(endpoint, producer, json),
-                new FeedBackoff(backoffBaseMillis, backoffMaxMillis), wakeups);
+                new FeedBackoff(backoffBaseMillis, backoffMaxMillis), wakeups, ownership);
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -338,6 +381,14 @@ public class ChangePublisher extends ContextBean {
         return published.get();
     }
 
+    /**
+     * Changes the outlet took that this boot could not mark published: the account had been taken over while it stood
+     * still (the new owner sends them again with the same id).
+     */
+    public long fencedCount() {
+        return fenced.get();
+    }
+
     /** Publish attempts that failed (the outlet's error, or the database's), each backing its account off. */
     public long failureCount() {
         return failures.get();
@@ -357,6 +408,16 @@ public class ChangePublisher extends ContextBean {
 
     public void setDataSource(DataSource dataSource) {
         this.dataSource = dataSource;
+    }
+
+    /** The worker whose boot and heartbeat ({@code inbox_instances}) hold this instance's accounts of the feed. */
+    public void setInboxWorker(InboxWorker inboxWorker) {
+        this.inboxWorker = inboxWorker;
+    }
+
+    /** Tests: this process's monotonic clock as the leases read it (set before the first publish). */
+    void nanoClock(LongSupplier clock) {
+        this.nanoClock = clock;
     }
 
     /** The endpoint the changes go to: the outlet route of routes/changes.camel.yaml. */

@@ -14,8 +14,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * The SQL of the change feed's tables, {@code position_changes} and its per-account sequence
@@ -141,17 +143,25 @@ public final class ChangeStore {
     }
 
     /**
-     * Marks a batch of one account published, in one statement. Returns how many rows it marked: fewer than asked
-     * means some were no longer this publisher's to mark. This statement is where a fencing condition on the
-     * account's ownership goes (a {@code where exists (...)} on the owner's token), so a publisher that lost the
-     * account marks nothing.
+     * Marks a batch of one account published, in one statement, fenced: only while {@code owner} (a boot token) still
+     * owns the account's feed at {@code epoch} ({@code feed_owners}, {@link FeedOwnership}). FOR SHARE makes a
+     * takeover running at the same moment wait for this mark (then the new owner does not send these changes again),
+     * or this mark see the new epoch and write nothing. Returns how many rows it marked: fewer than asked means some
+     * were no longer this publisher's to mark (0 once the account was taken over).
      */
-    static int markPublished(Connection c, long accountId, long[] changeIds) throws SQLException {
-        Array ids = c.createArrayOf("bigint", Arrays.stream(changeIds).boxed().toArray());
-        try (PreparedStatement s = c.prepareStatement("update position_changes set published_at = now()"
-                + " where account_id = ? and change_id = any(?) and published_at is null")) {
+    static int markPublished(Connection c, long accountId, Collection<Long> changeIds, UUID owner, long epoch)
+            throws SQLException {
+        Array ids = c.createArrayOf("bigint", changeIds.toArray());
+        try (PreparedStatement s = c.prepareStatement("""
+                update position_changes p set published_at = now()
+                 where p.account_id = ? and p.change_id = any(?) and p.published_at is null
+                   and exists (select 1 from feed_owners o
+                                where o.account_id = ? and o.owner_token = ? and o.epoch = ? for share)""")) {
             s.setLong(1, accountId);
             s.setArray(2, ids);
+            s.setLong(3, accountId);
+            s.setObject(4, owner);
+            s.setLong(5, epoch);
             return s.executeUpdate();
         } finally {
             ids.free();
