@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.EnumeratedSettings;
 import dev.metakit.inbox.config.Required;
 import org.apache.camel.Exchange;
 import org.apache.camel.ProducerTemplate;
@@ -58,6 +59,8 @@ public class ChangePublisher extends ContextBean {
     private volatile ExecutorService pool;
     private volatile boolean stopped;
     private volatile boolean pollFailing;
+    // metakit.feed.publisher: false when something else (Debezium) publishes position_changes
+    private boolean inProcess = true;
 
     private record Backoff(int failures, long retryAtNanos) {
     }
@@ -72,6 +75,10 @@ public class ChangePublisher extends ContextBean {
     /** Nothing to take: the pool is created at the first publish, so a bundle without the feed's poll holds none. */
     @Override
     protected void begin() {
+        if (!inProcess) {
+            LOG.info("Feed: the in-process publisher is off (metakit.feed.publisher=external): position_changes is"
+                    + " published by what reads it from the WAL (README \"Past one publisher: Debezium\")");
+        }
     }
 
     /** Stops taking accounts; sends in flight finish (or fail and are sent again later), up to a few seconds. */
@@ -89,7 +96,7 @@ public class ChangePublisher extends ContextBean {
 
     /** Hands every account with unpublished changes, not in hand nor backing off, to the pool. Returns how many. */
     public int publishDue() {
-        if (!running()) {
+        if (!inProcess || !running()) {
             return 0;
         }
         ExecutorService threads = pool();
@@ -263,6 +270,26 @@ public class ChangePublisher extends ContextBean {
     /** Publish attempts that failed (the outlet's error, or the database's), each backing its account off. */
     public long failureCount() {
         return failures.get();
+    }
+
+    /** {@code in-process} (this publisher) or {@code external} (off: Debezium publishes the table). */
+    public void setPublisher(String publisher) {
+        this.inProcess = inProcess(publisher);
+    }
+
+    /** Whether the setting's word says the in-process publisher publishes; an unknown word is refused. */
+    static boolean inProcess(String publisher) {
+        String p = publisher.trim();
+        if (!EnumeratedSettings.FEED_PUBLISHERS.contains(p)) {
+            throw new IllegalArgumentException("METAKIT_FEED_PUBLISHER must be one of "
+                    + String.join(", ", EnumeratedSettings.FEED_PUBLISHERS) + ", got '" + publisher + "'");
+        }
+        return p.equals("in-process");
+    }
+
+    /** False when the feed is published by something else (metakit.feed.publisher=external): this one is off. */
+    public boolean isInProcess() {
+        return inProcess;
     }
 
     public void setDataSource(DataSource dataSource) {
