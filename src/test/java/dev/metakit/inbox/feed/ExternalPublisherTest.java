@@ -1,7 +1,9 @@
 package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
+import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.CamelContext;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
@@ -11,6 +13,9 @@ import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 import java.math.BigDecimal;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -18,6 +23,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -98,6 +105,25 @@ class ExternalPublisherTest {
         assertThat(sent).isEmpty();
         assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null"))
                 .isEqualTo(4);
+    }
+
+    @Test
+    void theBundleWithExternalIsReadyItsFeedPollRunsAndNothingIsPublished() throws Exception {
+        // the one setting this test is about; everything else as a user gets it
+        try (RunningInbox inbox = RunningInbox.start(Map.of("metakit.feed.publisher", "external"))) {
+            append(4, 2);
+            NotifyBuilder polls = new NotifyBuilder(inbox.camelContext()).fromRoute("metakit-change-feed-poll")
+                    .whenCompleted(4).create();
+            assertThat(polls.matches(20, TimeUnit.SECONDS)).as("the feed's poll ran").isTrue();
+
+            assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null"))
+                    .isEqualTo(2);
+            HttpResponse<String> ready = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    inbox.managementUri("/observe/health/ready")).GET().build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
+            assertThat(ready.body()).doesNotContain("DOWN");
+            assertThat(inbox.metrics()).contains("metakit_feed_changes_written").doesNotContain("metakit_feed_lag");
+        }
     }
 
     @Test
