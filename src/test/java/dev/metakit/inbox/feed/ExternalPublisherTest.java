@@ -19,6 +19,7 @@ import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -28,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What Debezium's outbox router reads ({@code payload}), and the bundle with {@code metakit.feed.publisher=external}:
@@ -108,7 +110,7 @@ class ExternalPublisherTest {
     }
 
     @Test
-    void theBundleWithExternalIsReadyItsFeedPollRunsAndNothingIsPublished() throws Exception {
+    void theBundleWithExternalIsReadyItsFeedPollRunsAndPublishesNothingWhichTheDefaultThenPublishes() throws Exception {
         // the one setting this test is about; everything else as a user gets it
         try (RunningInbox inbox = RunningInbox.start(Map.of("metakit.feed.publisher", "external"))) {
             append(4, 2);
@@ -122,7 +124,16 @@ class ExternalPublisherTest {
                     inbox.managementUri("/observe/health/ready")).GET().build(), HttpResponse.BodyHandlers.ofString());
             assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
             assertThat(ready.body()).doesNotContain("DOWN");
-            assertThat(inbox.metrics()).contains("metakit_feed_changes_written").doesNotContain("metakit_feed_lag");
+            // the feed's meters are registered with the first metrics refresh
+            await().atMost(Duration.ofSeconds(20)).until(() -> inbox.metrics().contains("metakit_feed_changes_written"));
+            assertThat(inbox.metrics()).doesNotContain("metakit_feed_lag");
+        }
+        // by default the same bundle publishes them, and shows its lag
+        try (RunningInbox inbox = RunningInbox.start(Map.of())) {
+            await().atMost(Duration.ofSeconds(20)).until(() -> TestDatabase.scalar(
+                    "select count(*) from position_changes where published_at is null") == 0);
+            await().atMost(Duration.ofSeconds(20)).until(() -> inbox.metrics().contains("metakit_feed_changes_written"));
+            assertThat(inbox.metrics()).contains("metakit_feed_lag_seconds");
         }
     }
 
