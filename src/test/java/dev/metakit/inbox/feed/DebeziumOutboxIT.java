@@ -61,11 +61,15 @@ import static org.awaitility.Awaitility.await;
  * account: the changes arrive as 1..N in order, keyed by the account id, the header {@code id} is the row's
  * {@code change_id}, {@code eventType} its kind, the value the JSON the in-process publisher sends; nothing else
  * arrives (no rolled-back change, no update, no delete).
+ *
+ * <p>Kafka Connect and the broker run in JVMs of their own ({@link KafkaConnect}, {@link KafkaBroker}), from Maven
+ * artifacts; Debezium is on no classpath of the bundle's. The worker's offsets are a file in the test's temp folder.
  */
 class DebeziumOutboxIT {
     private static final String RECIPE_HEADING = "\n### Past one publisher: Debezium\n";
     private static final int ACCOUNTS = 12;
-    private static final int TRANSACTIONS = 200;
+    /** 200 in {@code mvn verify}; bench/debezium-outbox.sh sets more ({@code metakit.debezium.it.transactions}) */
+    private static final int TRANSACTIONS = Integer.getInteger("metakit.debezium.it.transactions", 200);
     private static final int WRITERS = 4;
 
     @TempDir
