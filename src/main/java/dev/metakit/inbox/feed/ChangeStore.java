@@ -34,12 +34,12 @@ public final class ChangeStore {
     // round trip hands back the change's numbers and times as the table will store them (numeric's scale, timestamptz's
     // microseconds) and the reconcile time, so the payload below is the JSON the in-process publisher would build
     // from the stored row, to the byte.
-    private static final String NEXT_SEQ = "with taken as (insert into position_change_seqs as s (account_id, last_seq)"
+    private static final String NEXT_SEQ = "with n as (insert into position_change_seqs as s (account_id, last_seq)"
             + " values (?, 1) on conflict on constraint position_change_seqs_pk do update set last_seq = s.last_seq + 1"
             + " returning last_seq)"
             + " select last_seq, now() as reconciled_at, ?::numeric as volume, ?::numeric as price_open,"
             + " ?::timestamptz as opened_at, ?::numeric as sl, ?::numeric as tp, ?::timestamptz as closed_at,"
-            + " ?::numeric as close_price, ?::numeric as close_profit from taken";
+            + " ?::numeric as close_price, ?::numeric as close_profit from n";
 
     private static final String INSERT = "insert into position_changes (account_id, seq, ticket, kind, status,"
             + " symbol, type, volume, price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price,"
