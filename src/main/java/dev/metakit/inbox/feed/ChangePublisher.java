@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.EnumeratedSettings;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.AsyncProducer;
@@ -72,6 +73,8 @@ public class ChangePublisher extends ContextBean {
     private volatile boolean stopped;
     private volatile boolean pollFailing;
     private long dueAfter; // the backstop's next look starts after this account (guarded by this)
+    // metakit.feed.publisher: false when something else (Debezium) publishes position_changes
+    private boolean inProcess = true;
 
     /** what runs once the feed publishes: made by the first publishDue, given back by end() */
     private volatile Running parts;
@@ -95,6 +98,10 @@ public class ChangePublisher extends ContextBean {
     /** Nothing to take: the first {@link #publishDue()} starts the feed, so a bundle without its poll holds nothing. */
     @Override
     protected void begin() {
+        if (!inProcess) {
+            LOG.info("Feed: the in-process publisher is off (metakit.feed.publisher=external): position_changes is"
+                    + " published by what reads it from the WAL (README \"Past one publisher: Debezium\")");
+        }
     }
 
     /**
@@ -135,6 +142,9 @@ public class ChangePublisher extends ContextBean {
      * many accounts it found.
      */
     public int publishDue() {
+        if (!inProcess) {
+            return 0; // metakit.feed.publisher=external: Debezium publishes; nothing here starts
+        }
         Running p = parts();
         if (p == null) {
             return 0;
@@ -404,6 +414,26 @@ public class ChangePublisher extends ContextBean {
     boolean listening() {
         Running p = parts;
         return p != null && p.wakeups().listening();
+    }
+
+    /** {@code in-process} (this publisher) or {@code external} (off: Debezium publishes the table). */
+    public void setPublisher(String publisher) {
+        this.inProcess = inProcess(publisher);
+    }
+
+    /** Whether the setting's word says the in-process publisher publishes; an unknown word is refused. */
+    static boolean inProcess(String publisher) {
+        String p = publisher.trim();
+        if (!EnumeratedSettings.FEED_PUBLISHERS.contains(p)) {
+            throw new IllegalArgumentException("METAKIT_FEED_PUBLISHER must be one of "
+                    + String.join(", ", EnumeratedSettings.FEED_PUBLISHERS) + ", got '" + publisher + "'");
+        }
+        return p.equals("in-process");
+    }
+
+    /** False when the feed is published by something else (metakit.feed.publisher=external): this one is off. */
+    public boolean isInProcess() {
+        return inProcess;
     }
 
     public void setDataSource(DataSource dataSource) {
