@@ -65,7 +65,7 @@ class FrozenPublisherFaultIT {
     /** application.properties: metakit.feed.concurrency (threads that may each have a send under way) */
     private static final int FEED_THREADS = 4;
     private static final String OUTLET_LINE =
-            "uri: \"log:dev.metakit.inbox.feed.outlet?showHeaders=true&showExchangePattern=false&showBodyType=false\"";
+            "uri: \"log:dev.metakit.inbox.feed.outlet?exchangeFormatter=#bean:changeLine\"";
 
     @TempDir
     Path workDir;
