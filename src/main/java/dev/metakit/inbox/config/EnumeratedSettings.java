@@ -26,6 +26,16 @@ public final class EnumeratedSettings {
     private EnumeratedSettings() {
     }
 
+    /** Whether {@link #FEED_PUBLISHER}'s word says the in-process publisher publishes; an unknown word is refused. */
+    public static boolean feedPublishedInProcess(String publisher) {
+        String p = publisher.trim();
+        if (!FEED_PUBLISHERS.contains(p)) {
+            throw new IllegalArgumentException("METAKIT_FEED_PUBLISHER must be one of "
+                    + String.join(", ", FEED_PUBLISHERS) + ", got '" + publisher + "'");
+        }
+        return p.equals("in-process");
+    }
+
     /** Before anything logs: log4j2.properties picks the appender named after the value, and an unknown one has none. */
     public static void requireKnownLogFormat(Function<String, String> env) {
         String value = env.apply(LOG_FORMAT);

@@ -7,9 +7,7 @@ import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.EnumeratedSettings;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.worker.InboxWorker;
-import org.apache.camel.AsyncProducer;
 import org.apache.camel.Endpoint;
-import org.apache.camel.support.service.ServiceHelper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,10 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -72,17 +67,12 @@ public class ChangePublisher extends ContextBean {
     private int batchSize = DEFAULT_BATCH_SIZE;
     private volatile boolean stopped;
     private volatile boolean pollFailing;
-    private long dueAfter; // the backstop's next look starts after this account (guarded by this)
+    private final DueAccounts dueAccounts = new DueAccounts();
     // metakit.feed.publisher: false when something else (Debezium) publishes position_changes
     private boolean inProcess = true;
 
     /** what runs once the feed publishes: made by the first publishDue, given back by end() */
-    private volatile Running parts;
-
-    private record Running(ExecutorService pool, ScheduledExecutorService retries, AsyncProducer producer,
-                           OutletBatch outlet, FeedBackoff backoff, FeedWakeups wakeups,
-                           AccountOwnership ownership) {
-    }
+    private volatile FeedParts parts;
 
     @Override
     protected void checkSettings() {
@@ -110,7 +100,7 @@ public class ChangePublisher extends ContextBean {
      */
     @Override
     protected void end() throws Exception {
-        Running p;
+        FeedParts p;
         synchronized (this) {
             stopped = true;
             p = parts;
@@ -118,15 +108,7 @@ public class ChangePublisher extends ContextBean {
         if (p == null) {
             return;
         }
-        p.wakeups().close();
-        p.retries().shutdownNow();
-        p.pool().shutdown();
-        boolean idle = p.pool().awaitTermination(5, TimeUnit.SECONDS);
-        if (!idle) {
-            p.pool().shutdownNow();
-        }
-        ServiceHelper.stopService(p.producer());
-        if (!idle) {
+        if (!p.stop()) {
             return; // a send may still be under way: its accounts stay this boot's until its heartbeat stops
         }
         try (Connection c = dataSource.getConnection()) {
@@ -145,13 +127,13 @@ public class ChangePublisher extends ContextBean {
         if (!inProcess) {
             return 0; // metakit.feed.publisher=external: Debezium publishes; nothing here starts
         }
-        Running p = parts();
+        FeedParts p = parts();
         if (p == null) {
             return 0;
         }
         List<Long> due;
         try (Connection c = dataSource.getConnection()) {
-            due = p.ownership().notHeldByOthers(c, dueAccounts(c));
+            due = p.ownership().notHeldByOthers(c, dueAccounts.next(c, maxAccountsPerPoll));
         } catch (SQLException e) {
             // every poll would say the same while the database is away: once when it starts, once when it ends
             if (!pollFailing) {
@@ -168,24 +150,9 @@ public class ChangePublisher extends ContextBean {
         return due.size();
     }
 
-    /** Up to maxAccountsPerPoll accounts, going round from where the last look stopped, so none waits on the cap. */
-    private synchronized List<Long> dueAccounts(Connection c) throws SQLException {
-        List<Long> due = new ArrayList<>(ChangeStore.accountsWithUnpublished(c, dueAfter, maxAccountsPerPoll));
-        if (due.size() < maxAccountsPerPoll && dueAfter != Long.MIN_VALUE) {
-            for (long a : ChangeStore.accountsWithUnpublished(c, Long.MIN_VALUE, maxAccountsPerPoll - due.size())) {
-                if (a > dueAfter) {
-                    break;
-                }
-                due.add(a);
-            }
-        }
-        dueAfter = due.size() == maxAccountsPerPoll ? due.get(due.size() - 1) : Long.MIN_VALUE;
-        return due;
-    }
-
     /** Gives the account a turn, or another one after the turn it has; not while it backs off (its retry offers it). */
     void offer(long account) {
-        Running p = parts;
+        FeedParts p = parts;
         if (p == null || !running() || p.backoff().backingOff(account)) {
             return;
         }
@@ -199,7 +166,7 @@ public class ChangePublisher extends ContextBean {
         }
     }
 
-    private void queueTurn(Running p, long account) {
+    private void queueTurn(FeedParts p, long account) {
         try {
             p.pool().execute(() -> turn(p, account));
         } catch (RejectedExecutionException stopping) {
@@ -207,7 +174,7 @@ public class ChangePublisher extends ContextBean {
         }
     }
 
-    private void turn(Running p, long account) {
+    private void turn(FeedParts p, long account) {
         boolean more = false;
         try {
             more = publishAccount(p, account);
@@ -222,7 +189,7 @@ public class ChangePublisher extends ContextBean {
     }
 
     /** One turn of the account, unless another live instance owns it. Returns whether changes are left. */
-    private boolean publishAccount(Running p, long account) {
+    private boolean publishAccount(FeedParts p, long account) {
         try (Connection c = dataSource.getConnection()) {
             FeedOwnership.Lease lease = p.ownership().take(c, account);
             if (lease == null) {
@@ -239,7 +206,7 @@ public class ChangePublisher extends ContextBean {
         return false;
     }
 
-    private boolean publishBatches(Running p, Connection c, FeedOwnership.Lease owned)
+    private boolean publishBatches(FeedParts p, Connection c, FeedOwnership.Lease owned)
             throws SQLException, InterruptedException {
         long account = owned.accountId();
         FeedOwnership.Lease lease = owned;
@@ -313,7 +280,7 @@ public class ChangePublisher extends ContextBean {
         return !stopped && getCamelContext().getStatus().isStarted();
     }
 
-    private void failed(Running p, long account, String why) {
+    private void failed(FeedParts p, long account, String why) {
         failures.incrementAndGet();
         FeedBackoff.Backoff b = p.backoff().failed(account);
         long delay = b.delayMillis(System.nanoTime());
@@ -333,8 +300,8 @@ public class ChangePublisher extends ContextBean {
     }
 
     /** The running parts, made at the first call; null once stopped or while the context is not started. */
-    private Running parts() {
-        Running p = parts;
+    private FeedParts parts() {
+        FeedParts p = parts;
         if (p != null || !running()) {
             return p;
         }
@@ -348,30 +315,12 @@ public class ChangePublisher extends ContextBean {
         }
     }
 
-    private Running startParts() {
-        Endpoint endpoint = getCamelContext().getEndpoint(outlet);
-        AsyncProducer producer;
-        try {
-            producer = endpoint.createAsyncProducer();
-        } catch (Exception e) {
-            throw new IllegalStateException("the feed's outlet " + outlet + " has no producer", e);
-        }
-        ServiceHelper.startService(producer);
-        ExecutorService pool = Executors.newFixedThreadPool(concurrency, daemon("metakit-feed-publisher"));
-        ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(daemon("metakit-feed-retry"));
-        FeedWakeups wakeups = new FeedWakeups(dataSource, this::offer, this::publishDue);
+    private FeedParts startParts() {
         AccountOwnership ownership = new AccountOwnership(
                 new FeedOwnership(inboxWorker.beatingBoot(), inboxWorker.deadAfter(), nanoClock));
-        return new Running(pool, retries, producer, new OutletBatch(endpoint, producer, json),
-                new FeedBackoff(backoffBaseMillis, backoffMaxMillis), wakeups, ownership);
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
+        return FeedParts.start(getCamelContext().getEndpoint(outlet), json, concurrency,
+                new FeedBackoff(backoffBaseMillis, backoffMaxMillis),
+                new FeedWakeups(dataSource, this::offer, this::publishDue), ownership);
     }
 
     /** Told of every change the outlet confirmed (repeats included), in seq order per account. */
@@ -406,29 +355,19 @@ public class ChangePublisher extends ContextBean {
 
     /** The account's failures since the outlet last took one of its changes (0: not backing off). */
     int backoffFailures(long account) {
-        Running p = parts;
+        FeedParts p = parts;
         return p == null ? 0 : p.backoff().failures(account);
     }
 
     /** Whether the publisher is listening for committed changes now (false before its first poll). */
     boolean listening() {
-        Running p = parts;
+        FeedParts p = parts;
         return p != null && p.wakeups().listening();
     }
 
     /** {@code in-process} (this publisher) or {@code external} (off: Debezium publishes the table). */
     public void setPublisher(String publisher) {
-        this.inProcess = inProcess(publisher);
-    }
-
-    /** Whether the setting's word says the in-process publisher publishes; an unknown word is refused. */
-    static boolean inProcess(String publisher) {
-        String p = publisher.trim();
-        if (!EnumeratedSettings.FEED_PUBLISHERS.contains(p)) {
-            throw new IllegalArgumentException("METAKIT_FEED_PUBLISHER must be one of "
-                    + String.join(", ", EnumeratedSettings.FEED_PUBLISHERS) + ", got '" + publisher + "'");
-        }
-        return p.equals("in-process");
+        this.inProcess = EnumeratedSettings.feedPublishedInProcess(publisher);
     }
 
     /** False when the feed is published by something else (metakit.feed.publisher=external): this one is off. */

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.config.EnumeratedSettings;
 import dev.metakit.inbox.db.RetentionJob;
 
 import javax.sql.DataSource;
@@ -48,7 +49,7 @@ public class FeedOps extends RetentionJob {
 
     /** The same words as the publisher's ({@link ChangePublisher#setPublisher}). */
     public void setPublisher(String publisher) {
-        this.inProcess = ChangePublisher.inProcess(publisher);
+        this.inProcess = EnumeratedSettings.feedPublishedInProcess(publisher);
     }
 
     private void requireInProcess() {
