@@ -2,6 +2,7 @@ package dev.metakit.inbox.config;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -16,8 +17,23 @@ public final class EnumeratedSettings {
     public static final List<String> LOG_FORMATS = List.of("text", "json");
     /** The keys that are true or false. */
     public static final List<String> SWITCHES = List.of("metakit.dev-mode", "metakit.ops.enabled");
+    /** Who publishes the change feed: this bundle's publisher, or something reading the table (Debezium). */
+    public static final String FEED_PUBLISHER = "metakit.feed.publisher";
+    public static final List<String> FEED_PUBLISHERS = List.of("in-process", "external");
+    /** The keys that take one of a few words (besides the switches), each → its words. */
+    public static final Map<String, List<String>> WORDS = Map.of(FEED_PUBLISHER, FEED_PUBLISHERS);
 
     private EnumeratedSettings() {
+    }
+
+    /** Whether {@link #FEED_PUBLISHER}'s word says the in-process publisher publishes; an unknown word is refused. */
+    public static boolean feedPublishedInProcess(String publisher) {
+        String p = publisher.trim();
+        if (!FEED_PUBLISHERS.contains(p)) {
+            throw new IllegalArgumentException("METAKIT_FEED_PUBLISHER must be one of "
+                    + String.join(", ", FEED_PUBLISHERS) + ", got '" + publisher + "'");
+        }
+        return p.equals("in-process");
     }
 
     /** Before anything logs: log4j2.properties picks the appender named after the value, and an unknown one has none. */
@@ -40,5 +56,11 @@ public final class EnumeratedSettings {
                 }
             });
         }
+        WORDS.forEach((key, words) -> resolve.apply(key).map(String::trim).ifPresent(value -> {
+            if (!words.contains(value)) {
+                throw new ConfigurationException(key + " (" + EnvironmentNames.derived(key) + ") must be one of "
+                        + String.join(", ", words) + ", got '" + value + "'");
+            }
+        }));
     }
 }

@@ -1,5 +1,8 @@
 package dev.metakit.inbox.feed;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.metakit.inbox.db.Jdbc;
 import dev.metakit.inbox.db.Rows;
 
@@ -14,8 +17,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * The SQL of the change feed's tables, {@code position_changes} and its per-account sequence
@@ -30,16 +35,25 @@ public final class ChangeStore {
     /** The channel a committed change is announced on (payload: its account id, or empty for "look at all"). */
     static final String CHANNEL = "metakit_feed";
 
-    // the upsert returns the account's next seq and holds its row locked until the caller's transaction ends; the
-    // same statement announces the account on CHANNEL, delivered by PostgreSQL only if and when the transaction
-    // commits (repeats in one transaction fold into one), so a publisher wakes for committed changes only
+    // The upsert takes the account's next seq and holds its row locked until the caller's transaction ends. The same
+    // statement announces the account on CHANNEL, delivered by PostgreSQL only if and when the transaction commits
+    // (repeats in one transaction fold into one), so a publisher wakes for committed changes only. And the same round
+    // trip hands back the change's numbers and times as the table will store them (numeric's scale, timestamptz's
+    // microseconds) and the reconcile time, so the payload below is the JSON the in-process publisher would build
+    // from the stored row, to the byte.
     private static final String NEXT_SEQ = "with n as (insert into position_change_seqs as s (account_id, last_seq)"
             + " values (?, 1) on conflict on constraint position_change_seqs_pk do update set last_seq = s.last_seq + 1"
-            + " returning last_seq) select n.last_seq, pg_notify('" + CHANNEL + "', ?) from n";
+            + " returning last_seq)"
+            + " select n.last_seq, pg_notify('" + CHANNEL + "', ?), now() as reconciled_at, ?::numeric as volume,"
+            + " ?::numeric as price_open, ?::timestamptz as opened_at, ?::numeric as sl, ?::numeric as tp,"
+            + " ?::timestamptz as closed_at, ?::numeric as close_price, ?::numeric as close_profit from n";
 
     private static final String INSERT = "insert into position_changes (account_id, seq, ticket, kind, status,"
             + " symbol, type, volume, price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price,"
-            + " close_profit, changed, source) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+            + " close_profit, changed, source, reconciled_at, payload)"
+            + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::json)";
+
+    private static final ObjectMapper JSON = JsonMapper.builder().build();
 
     private ChangeStore() {
     }
@@ -47,46 +61,71 @@ public final class ChangeStore {
     /**
      * Appends {@code change} to its account's feed with the account's next seq, in {@code c}'s transaction (the
      * reconcile's: the change commits with the positions row it describes); its change id, seq and reconcile time
-     * are the table's. {@code profit} goes to {@code close_profit}.
+     * are the table's. {@code profit} goes to {@code close_profit}. The row carries its published JSON in
+     * {@code payload}: what Debezium's outbox event router publishes (README "Past one publisher: Debezium").
      */
     public static void append(Connection c, FeedChange change) throws SQLException {
-        long seq;
-        try (PreparedStatement s = c.prepareStatement(NEXT_SEQ)) {
-            s.setLong(1, change.accountId());
-            s.setString(2, Long.toString(change.accountId()));
-            try (ResultSet rs = s.executeQuery()) {
-                rs.next();
-                seq = rs.getLong(1);
-            }
+        FeedChange stored = numbered(c, change);
+        String payload;
+        try {
+            payload = JSON.writeValueAsString(stored.toJson());
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("feed change " + stored.id() + " has no JSON form", e);
         }
-        Array names = c.createArrayOf("text", change.changed().toArray());
+        Array names = c.createArrayOf("text", stored.changed().toArray());
         try (PreparedStatement s = c.prepareStatement(INSERT)) {
             int i = 1;
-            s.setLong(i++, change.accountId());
-            s.setLong(i++, seq);
-            s.setLong(i++, change.ticket());
-            s.setString(i++, change.kind());
-            s.setString(i++, change.status());
-            s.setString(i++, change.symbol());
-            s.setString(i++, change.type());
-            Jdbc.setDecimal(s, i++, change.volume());
-            Jdbc.setDecimal(s, i++, change.priceOpen());
-            Jdbc.setInstant(s, i++, change.openedAt());
-            Jdbc.setDecimal(s, i++, change.sl());
-            Jdbc.setDecimal(s, i++, change.tp());
-            Jdbc.setInstant(s, i++, change.closedAt());
-            Jdbc.setLong(s, i++, change.closeDealTicket());
-            Jdbc.setDecimal(s, i++, change.closePrice());
-            Jdbc.setDecimal(s, i++, change.profit());
+            s.setLong(i++, stored.accountId());
+            s.setLong(i++, stored.seq());
+            s.setLong(i++, stored.ticket());
+            s.setString(i++, stored.kind());
+            s.setString(i++, stored.status());
+            s.setString(i++, stored.symbol());
+            s.setString(i++, stored.type());
+            Jdbc.setDecimal(s, i++, stored.volume());
+            Jdbc.setDecimal(s, i++, stored.priceOpen());
+            Jdbc.setInstant(s, i++, stored.openedAt());
+            Jdbc.setDecimal(s, i++, stored.sl());
+            Jdbc.setDecimal(s, i++, stored.tp());
+            Jdbc.setInstant(s, i++, stored.closedAt());
+            Jdbc.setLong(s, i++, stored.closeDealTicket());
+            Jdbc.setDecimal(s, i++, stored.closePrice());
+            Jdbc.setDecimal(s, i++, stored.profit());
             s.setArray(i++, names);
-            s.setString(i, change.source());
+            s.setString(i++, stored.source());
+            Jdbc.setInstant(s, i++, stored.reconciledAt());
+            s.setString(i, payload);
             s.executeUpdate();
         } finally {
             names.free();
         }
     }
 
-
+    /** {@code change} with its account's next seq, the reconcile time, and its values as the table stores them. */
+    private static FeedChange numbered(Connection c, FeedChange change) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(NEXT_SEQ)) {
+            int i = 1;
+            s.setLong(i++, change.accountId());
+            s.setString(i++, Long.toString(change.accountId())); // the NOTIFY's payload: the account to publish
+            Jdbc.setDecimal(s, i++, change.volume());
+            Jdbc.setDecimal(s, i++, change.priceOpen());
+            Jdbc.setInstant(s, i++, change.openedAt());
+            Jdbc.setDecimal(s, i++, change.sl());
+            Jdbc.setDecimal(s, i++, change.tp());
+            Jdbc.setInstant(s, i++, change.closedAt());
+            Jdbc.setDecimal(s, i++, change.closePrice());
+            Jdbc.setDecimal(s, i, change.profit());
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return new FeedChange(0, change.accountId(), rs.getLong("last_seq"), change.ticket(), change.kind(),
+                        change.status(), change.symbol(), change.type(), rs.getBigDecimal("volume"),
+                        rs.getBigDecimal("price_open"), Jdbc.getInstant(rs, "opened_at"), rs.getBigDecimal("sl"),
+                        rs.getBigDecimal("tp"), Jdbc.getInstant(rs, "closed_at"), change.closeDealTicket(),
+                        rs.getBigDecimal("close_price"), rs.getBigDecimal("close_profit"), change.changed(),
+                        change.source(), Jdbc.getInstant(rs, "reconciled_at"));
+            }
+        }
+    }
 
     /**
      * Up to {@code limit} accounts with an unpublished change, in account order after {@code afterAccount}: a loose
@@ -141,17 +180,25 @@ public final class ChangeStore {
     }
 
     /**
-     * Marks a batch of one account published, in one statement. Returns how many rows it marked: fewer than asked
-     * means some were no longer this publisher's to mark. This statement is where a fencing condition on the
-     * account's ownership goes (a {@code where exists (...)} on the owner's token), so a publisher that lost the
-     * account marks nothing.
+     * Marks a batch of one account published, in one statement, fenced: only while {@code owner} (a boot token) still
+     * owns the account's feed at {@code epoch} ({@code feed_owners}, {@link FeedOwnership}). FOR SHARE makes a
+     * takeover running at the same moment wait for this mark (then the new owner does not send these changes again),
+     * or this mark see the new epoch and write nothing. Returns how many rows it marked: fewer than asked means some
+     * were no longer this publisher's to mark (0 once the account was taken over).
      */
-    static int markPublished(Connection c, long accountId, long[] changeIds) throws SQLException {
-        Array ids = c.createArrayOf("bigint", Arrays.stream(changeIds).boxed().toArray());
-        try (PreparedStatement s = c.prepareStatement("update position_changes set published_at = now()"
-                + " where account_id = ? and change_id = any(?) and published_at is null")) {
+    static int markPublished(Connection c, long accountId, Collection<Long> changeIds, UUID owner, long epoch)
+            throws SQLException {
+        Array ids = c.createArrayOf("bigint", changeIds.toArray());
+        try (PreparedStatement s = c.prepareStatement("""
+                update position_changes p set published_at = now()
+                 where p.account_id = ? and p.change_id = any(?) and p.published_at is null
+                   and exists (select 1 from feed_owners o
+                                where o.account_id = ? and o.owner_token = ? and o.epoch = ? for share)""")) {
             s.setLong(1, accountId);
             s.setArray(2, ids);
+            s.setLong(3, accountId);
+            s.setObject(4, owner);
+            s.setLong(5, epoch);
             return s.executeUpdate();
         } finally {
             ids.free();
@@ -196,6 +243,16 @@ public final class ChangeStore {
     static long prunePublished(Connection c, Instant cutoff, int batchSize) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
                 + " select change_id from position_changes where published_at < ? limit ? for update skip locked)")) {
+            Jdbc.setInstant(s, 1, cutoff);
+            s.setInt(2, batchSize);
+            return Jdbc.deleteInBatches(s, batchSize);
+        }
+    }
+
+    /** Deletes changes reconciled before {@code cutoff}, published or not, in batches. */
+    static long pruneReconciled(Connection c, Instant cutoff, int batchSize) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
+                + " select change_id from position_changes where reconciled_at < ? limit ? for update skip locked)")) {
             Jdbc.setInstant(s, 1, cutoff);
             s.setInt(2, batchSize);
             return Jdbc.deleteInBatches(s, batchSize);

@@ -54,6 +54,16 @@ public class FeedMaintenance {
         }
     }
 
+    /**
+     * Deletes changes reconciled before {@code cutoff}, published or not: retention when Debezium publishes the
+     * table from the WAL (metakit.feed.publisher=external), where no row is ever marked published.
+     */
+    public long pruneReconciled(Instant cutoff, int batchSize) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return ChangeStore.pruneReconciled(c, cutoff, batchSize);
+        }
+    }
+
     /** Deletes changes published before {@code cutoff}, {@code batchSize} per statement; unpublished ones stay. */
     public long prune(Instant cutoff, int batchSize) throws SQLException {
         try (Connection c = dataSource.getConnection()) {

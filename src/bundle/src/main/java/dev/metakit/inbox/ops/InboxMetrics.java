@@ -176,8 +176,15 @@ public class InboxMetrics extends ContextBean {
                     .description("Publish attempts that failed: the outlet's error or the database's (the change is sent again)")
                     .register(r);
         }
-        Gauge.builder("metakit.feed.lag", this, m -> m.feedLag.toMillis() / 1000.0).baseUnit("seconds")
-                .description("Age of the oldest unpublished position change (0 when none waits)").register(r);
+        // with metakit.feed.publisher=external no row is ever marked published: Debezium's lag is its own metrics'
+        if (feedLagMeasured()) {
+            Gauge.builder("metakit.feed.lag", this, m -> m.feedLag.toMillis() / 1000.0).baseUnit("seconds")
+                    .description("Age of the oldest unpublished position change (0 when none waits)").register(r);
+        }
+    }
+
+    private boolean feedLagMeasured() {
+        return changePublisher == null || changePublisher.isInProcess();
     }
 
     /** Takes the inbox snapshot the gauges show; called every few seconds by {@code metakit-metrics-refresh}. */
@@ -188,7 +195,9 @@ public class InboxMetrics extends ContextBean {
         }
         try {
             backlog = new InboxQueue(dataSource).backlog();
-            feedLag = ChangePublisher.lag(dataSource);
+            if (feedLagMeasured()) {
+                feedLag = ChangePublisher.lag(dataSource);
+            }
             Map<String, String> endpoints = DeliveryStatusWatch.statuses(dataSource);
             List<MultiGauge.Row<?>> rows = new ArrayList<>();
             synchronized (statusesSeen) {

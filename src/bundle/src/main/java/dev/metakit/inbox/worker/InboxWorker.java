@@ -515,6 +515,21 @@ public class InboxWorker extends ContextBean {
     /** This boot: the instance id and its token (null before start). */
     public Claimant claimant() { return self; }
 
+    /**
+     * This boot, its heartbeat running from now on (if no claim started it yet): what else the boot holds by liveness,
+     * the change feed's accounts ({@code feed/FeedOwnership}), is held by this heartbeat and lost with it.
+     */
+    public synchronized Claimant beatingBoot() {
+        if (self == null) {
+            throw new IllegalStateException("the worker has not started: its boot does not beat yet");
+        }
+        beginBeating();
+        return self;
+    }
+
+    /** How long after this boot's last heartbeat the others take over what it holds. */
+    public Duration deadAfter() { return Duration.ofMillis(deadAfterMillis); }
+
     public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }
     public void setAccountReconciler(AccountReconciler accountReconciler) { this.accountReconciler = accountReconciler; }
     public void setTradeEvents(String tradeEvents) { this.tradeEvents = tradeEvents; }

@@ -21,9 +21,9 @@ public class InstanceLiveness {
      * The boots beating now (the parameter: deadAfter). A claim made by any other boot is free (a claim without a token
      * predates the column: its lease alone frees it). A restart of PostgreSQL counts as
      * a beat of every boot: a stop or a crash of the database is nobody's death, and each boot beats again within a
-     * heartbeat of its return.
+     * heartbeat of its return. The change feed's ownership ({@code feed_owners}) follows the same rule.
      */
-    static final String LIVE_TOKENS = """
+    public static final String LIVE_TOKENS = """
             select boot_token from inbox_instances
              where greatest(heartbeat_at, pg_postmaster_start_time()) > now() - ?::interval""";
 

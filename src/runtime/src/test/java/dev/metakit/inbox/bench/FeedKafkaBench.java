@@ -8,7 +8,9 @@ import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.feed.ChangeStore;
 import dev.metakit.inbox.feed.FeedChange;
 import dev.metakit.inbox.support.KafkaBroker;
+import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.CamelContext;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
@@ -103,9 +105,13 @@ public final class FeedKafkaBench {
                             .to(outlet);
                 }
             });
+            // the boot whose heartbeat holds the published accounts (feed_owners), as in the shipped beans
+            InboxWorker worker = ShippedWorker.create("feed-kafka-bench");
+            worker.start();
             ChangePublisher publisher = new ChangePublisher();
             publisher.setCamelContext(context);
             publisher.setDataSource(db);
+            publisher.setInboxWorker(worker);
             publisher.setConcurrency(Integer.parseInt(o.get("--concurrency")));
             publisher.setBackoffBaseMillis(1000);
             publisher.setBackoffMaxMillis(30_000);
@@ -140,6 +146,7 @@ public final class FeedKafkaBench {
                         accounts, published, total, lag(db), publisher.failureCount(), cpu, load);
             }
             publisher.stop();
+            worker.stop();
             context.stop();
             if (rate == 0 && Boolean.parseBoolean(o.get("--check"))) {
                 checkOrder(broker, Integer.parseInt(o.get("--partitions")), total, accounts);

@@ -27,7 +27,21 @@ class EnumeratedSettingsTest {
                 key -> Optional.of(key.equals("metakit.ops.enabled") ? "yes" : "false")))
                 .isInstanceOf(ConfigurationException.class)
                 .hasMessage("metakit.ops.enabled (METAKIT_OPS_ENABLED) must be true or false, got 'yes'");
-        assertThatCode(() -> EnumeratedSettings.requireKnownValues(key -> Optional.of(" TRUE ")))
-                .doesNotThrowAnyException();
+        assertThatCode(() -> EnumeratedSettings.requireKnownValues(key -> EnumeratedSettings.SWITCHES.contains(key)
+                ? Optional.of(" TRUE ") : Optional.empty())).doesNotThrowAnyException();
+    }
+
+    @Test
+    void theFeedsPublisherIsInProcessOrExternal() {
+        assertThatThrownBy(() -> EnumeratedSettings.requireKnownValues(
+                key -> key.equals("metakit.feed.publisher") ? Optional.of("debezium") : Optional.empty()))
+                .isInstanceOf(ConfigurationException.class)
+                .hasMessage("metakit.feed.publisher (METAKIT_FEED_PUBLISHER) must be one of in-process, external,"
+                        + " got 'debezium'");
+        for (String word : new String[] {"in-process", " external "}) {
+            assertThatCode(() -> EnumeratedSettings.requireKnownValues(
+                    key -> key.equals("metakit.feed.publisher") ? Optional.of(word) : Optional.empty()))
+                    .doesNotThrowAnyException();
+        }
     }
 }

@@ -2,7 +2,11 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.worker.Claimant;
+import dev.metakit.inbox.worker.InboxWorker;
+import dev.metakit.inbox.worker.InstanceLiveness;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.builder.RouteBuilder;
@@ -22,7 +26,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.stream.LongStream;
 
@@ -36,6 +43,7 @@ class ChangePublisherTest {
     private final ObjectMapper json = new ObjectMapper();
     private final List<CamelContext> contexts = new ArrayList<>();
     private final List<ChangePublisher> publishers = new ArrayList<>();
+    private final List<InboxWorker> workers = new ArrayList<>();
     /** what the outlet took, in the order it took it */
     private final List<Map<String, Object>> received = Collections.synchronizedList(new ArrayList<>());
     private final Map<Long, AtomicInteger> inFlight = new ConcurrentHashMap<>();
@@ -53,6 +61,7 @@ class ChangePublisherTest {
         for (ChangePublisher p : publishers) {
             p.stop();
         }
+        workers.forEach(InboxWorker::stop);
         for (CamelContext c : contexts) {
             c.stop();
         }
@@ -141,21 +150,78 @@ class ChangePublisherTest {
     }
 
     @Test
-    void anAccountLockedByAnotherInstanceIsLeftToIt() throws Exception {
+    void anAccountOwnedByAnotherLiveInstanceIsLeftToItAndTakenOverOnceItsHeartbeatIsStale() throws Exception {
         insertChanges(7, 1, 2);
         insertChanges(8, 1, 1);
         ChangePublisher publisher = publisher(1);
-        try (Connection other = db.getConnection()) {
-            assertThat(AccountPublishLock.tryLock(other, 7)).isTrue();
-
-            publishUntil(publisher, () -> ids(8).size() == 1);
-            publisher.publishDue();
-            assertThat(ids(7)).isEmpty();
-
-            // the other instance's connection ends (as with kill -9): the account is published here
+        Claimant other = Claimant.newBoot("other");
+        new InstanceLiveness(db, other, Duration.ofSeconds(2)).beat();
+        try (Connection c = db.getConnection()) {
+            assertThat(new FeedOwnership(other, Duration.ofSeconds(5)).take(c, 7)).isNotNull();
         }
+
+        publishUntil(publisher, () -> ids(8).size() == 1);
+        publisher.publishDue();
+        assertThat(ids(7)).as("owned by a live boot").isEmpty();
+
+        // the other boot stops beating (a crash, a pause): its account is published here within dead-after
+        TestDatabase.exec("update inbox_instances set heartbeat_at = now() - interval '10 seconds' where boot_token = '"
+                + other.bootToken() + "'");
         publishUntil(publisher, () -> ids(7).size() == 2);
         assertThat(ids(7)).containsExactly("7:1", "7:2");
+        assertThat(TestDatabase.scalar("select epoch from feed_owners where account_id = 7")).isEqualTo(2);
+    }
+
+    @Test
+    void aPublisherThatStoodStillPastItsLeaseSendsNothingMoreOfAnAccountTakenOverMeanwhile() throws Exception {
+        insertChanges(7, 1, 3);
+        // heartbeat-millis of an hour: this publisher's boot stands for a paused process, whose beats stop
+        ChangePublisher paused = publisher(1, w -> w.setHeartbeatMillis(3_600_000));
+        // batches of one change (the default is 500): the freeze lands between two batches, at the lease check
+        // before 7:2's; a freeze inside a batch is aPublisherFrozenInsideABatch... below
+        paused.setBatchSize(1);
+        Claimant other = Claimant.newBoot("other");
+        // the freeze lands after 7:1 went out and was marked, before the lease check of 7:2: meanwhile the boot's
+        // heartbeat goes stale, another boot takes the account over, and 30 s pass on this process's clock
+        AtomicBoolean froze = freezeOnceSent(paused, "7:1", other, 7);
+        publishUntil(paused, froze::get);
+        paused.stop(); // waits for the drain under way: whatever it sends after the freeze has been sent by now
+
+        assertThat(ids(7)).as("nothing after the freeze").containsExactly("7:1");
+        assertThat(paused.fencedCount()).as("nothing sent, so nothing to fence").isZero();
+        assertThat(TestDatabase.scalar("select epoch from feed_owners where account_id = 7")).isEqualTo(2);
+        assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null"))
+                .as("7:1 marked, 7:2 and 7:3 left to the new owner").isEqualTo(2);
+    }
+
+    @Test
+    void aPublisherFrozenInsideABatchSendsNothingMoreAndMarksNothingOfAnAccountTakenOverMeanwhile() throws Exception {
+        insertChanges(7, 1, 3);
+        ChangePublisher paused = publisher(1, w -> w.setHeartbeatMillis(3_600_000));
+        Claimant other = Claimant.newBoot("other");
+        // at the default batch size all three are one batch: the freeze lands after 7:1 went out, before 7:2 is
+        // handed over, so 7:1 is sent but not yet marked when the account changes hands
+        AtomicBoolean froze = freezeOnceSent(paused, "7:1", other, 7);
+
+        publishUntil(paused, froze::get);
+        paused.stop();
+
+        assertThat(ids(7)).as("nothing handed over after the freeze").containsExactly("7:1");
+        assertThat(paused.fencedCount()).as("7:1 went out under the old epoch: its mark refused").isEqualTo(1);
+        assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null"))
+                .as("all three left to the new owner, 7:1 to be sent again with its id").isEqualTo(3);
+    }
+
+    @Test
+    void aStopGivesTheInstancesAccountsUpForTheOthersAtOnce() throws Exception {
+        insertChanges(7, 1, 1);
+        ChangePublisher publisher = publisher(1);
+        publishUntil(publisher, () -> ids(7).size() == 1);
+        assertThat(TestDatabase.scalar("select count(*) from feed_owners")).isEqualTo(1);
+
+        publisher.stop();
+
+        assertThat(TestDatabase.scalar("select count(*) from feed_owners")).isZero();
     }
 
     @Test
@@ -174,7 +240,36 @@ class ChangePublisherTest {
 
     // ---- helpers
 
+    /**
+     * Makes {@code paused} stand still once {@code sentId} reached the outlet, at its next read of its clock: its boot's
+     * heartbeat goes stale, {@code other} (beating) takes {@code account} over, and 30 s pass on the paused clock.
+     */
+    private AtomicBoolean freezeOnceSent(ChangePublisher paused, String sentId, Claimant other, long account)
+            throws SQLException {
+        new InstanceLiveness(db, other, Duration.ofSeconds(2)).beat();
+        AtomicLong pausedFor = new AtomicLong();
+        AtomicBoolean froze = new AtomicBoolean();
+        paused.nanoClock(() -> {
+            if (ids(account).contains(sentId) && froze.compareAndSet(false, true)) {
+                TestDatabase.exec("update inbox_instances set heartbeat_at = now() - interval '10 seconds'"
+                        + " where boot_token <> '" + other.bootToken() + "'");
+                try (Connection c = db.getConnection()) {
+                    assertThat(new FeedOwnership(other, Duration.ofSeconds(5)).take(c, account)).isNotNull();
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+                pausedFor.set(Duration.ofSeconds(30).toNanos());
+            }
+            return System.nanoTime() + pausedFor.get();
+        });
+        return froze;
+    }
+
     private ChangePublisher publisher(int concurrency) throws Exception {
+        return publisher(concurrency, w -> { });
+    }
+
+    private ChangePublisher publisher(int concurrency, Consumer<InboxWorker> workerSettings) throws Exception {
         CamelContext context = new DefaultCamelContext();
         context.addRoutes(new RouteBuilder() {
             @Override
@@ -185,9 +280,15 @@ class ChangePublisherTest {
         });
         context.start();
         contexts.add(context);
+        // each publisher an instance of its own: its boot's heartbeat holds its accounts
+        InboxWorker worker = ShippedWorker.create("feed-test-" + (workers.size() + 1));
+        workerSettings.accept(worker);
+        worker.start();
+        workers.add(worker);
         ChangePublisher p = new ChangePublisher();
         p.setCamelContext(context);
         p.setDataSource(db);
+        p.setInboxWorker(worker);
         p.setConcurrency(concurrency);
         // a short backoff so the test takes seconds; the backoff's doubling is what aFailingOutlet... checks
         p.setBackoffBaseMillis(100);

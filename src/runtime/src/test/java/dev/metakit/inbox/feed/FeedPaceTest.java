@@ -1,6 +1,8 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -250,6 +252,11 @@ class FeedPaceTest {
         context.addRoutes(routes);
         p.setCamelContext(context);
         p.setDataSource(db);
+        // the boot whose heartbeat holds the published accounts (feed_owners), as in the shipped beans
+        InboxWorker worker = ShippedWorker.create("feed-pace-" + (publishers.size() + 1));
+        worker.start();
+        closeLast.add(worker::stop);
+        p.setInboxWorker(worker);
         p.setConcurrency(4);
         p.setBackoffBaseMillis(1000);
         p.setBackoffMaxMillis(30_000);

@@ -1,0 +1,50 @@
+package dev.metakit.inbox.support;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The classpath of a program the tests start in a JVM of its own, named by a pom under {@code src/test/<name>/}
+ * that is not a module of the build: resolved by Maven ({@code dependency:build-classpath}) once per build folder,
+ * apart from the bundle's, so that program's dependencies never meet the bundle's.
+ */
+public final class MavenClasspath {
+    private MavenClasspath() {
+    }
+
+    public static synchronized String of(String name) {
+        Path file = buildDir().resolve(name + ".classpath");
+        Path mvnLog = buildDir().resolve(name + "-mvn.log");
+        try {
+            if (!Files.isRegularFile(file) || Files.size(file) == 0) {
+                Path pom = RunningInbox.basedir().resolve("src/test/" + name + "/pom.xml");
+                Process mvn = new ProcessBuilder("mvn", "-B", "-q", "-f", pom.toString(), "dependency:build-classpath",
+                        "-Dmdep.outputFile=" + file).redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(mvnLog.toFile())).start();
+                if (!mvn.waitFor(5, TimeUnit.MINUTES) || mvn.exitValue() != 0) {
+                    throw new IllegalStateException("could not resolve the classpath of " + pom + "; see " + mvnLog);
+                }
+            }
+            return Files.readString(file).trim();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The build folder (metakit.build.dir, else target/): where classpath files and child logs go. */
+    static Path buildDir() {
+        Path dir = Path.of(System.getProperty("metakit.build.dir",
+                RunningInbox.basedir().resolve("target").toString()));
+        try {
+            return Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package dev.metakit.inbox.support;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+
+/**
+ * The change feed's downstream for process tests: an HTTP endpoint the outlet route of {@code changes.camel.yaml}
+ * POSTs to (camel-http, which the jar has), one path per instance ({@link #url}), recording every change it takes in
+ * the order it took it, with which instance sent it and when ({@link System#nanoTime()}).
+ */
+public final class RecordingFeedOutlet implements AutoCloseable {
+    /** One change as it arrived: {@code id} is {@code MetaKitChangeId}, {@code <account>:<seq>}. */
+    public record Receipt(String instance, String id, long account, long seq, long nanos) {
+    }
+
+    private final HttpServer server;
+    private final List<Receipt> receipts = new ArrayList<>();
+
+    public RecordingFeedOutlet() {
+        try {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        server.setExecutor(Executors.newCachedThreadPool());
+        server.createContext("/feed/", this::take);
+        server.start();
+    }
+
+    /** The outlet endpoint URI for one instance's routes. */
+    public String url(String instance) {
+        return "http://127.0.0.1:" + server.getAddress().getPort() + "/feed/" + instance;
+    }
+
+    private void take(HttpExchange ex) throws IOException {
+        try (ex) {
+            ex.getRequestBody().readAllBytes();
+            String instance = ex.getRequestURI().getPath().substring("/feed/".length());
+            String id = ex.getRequestHeaders().getFirst("MetaKitChangeId");
+            long nanos = System.nanoTime();
+            if (id == null || id.indexOf(':') < 0) {
+                ex.sendResponseHeaders(400, -1);
+                return;
+            }
+            int colon = id.indexOf(':');
+            Receipt r = new Receipt(instance, id, Long.parseLong(id.substring(0, colon)),
+                    Long.parseLong(id.substring(colon + 1)), nanos);
+            synchronized (receipts) {
+                receipts.add(r);
+            }
+            ex.sendResponseHeaders(200, -1);
+        }
+    }
+
+    /** Everything taken so far, in arrival order. */
+    public List<Receipt> receipts() {
+        synchronized (receipts) {
+            return List.copyOf(receipts);
+        }
+    }
+
+    /** The first arrival of each change id (a repeat is not a new arrival), in arrival order. */
+    public Map<String, Receipt> firstArrivals() {
+        Map<String, Receipt> first = new LinkedHashMap<>();
+        for (Receipt r : receipts()) {
+            first.putIfAbsent(r.id(), r);
+        }
+        return first;
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
