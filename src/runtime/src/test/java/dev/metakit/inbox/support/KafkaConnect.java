@@ -19,7 +19,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A Kafka Connect worker (standalone mode, {@code ConnectStandalone}) with Debezium's PostgreSQL connector, in a JVM
- * of its own, started from Maven artifacts: {@code src/test/kafka-connect/pom.xml} names them (Debezium 3.6.1.Final
+ * of its own, started from Maven artifacts: {@code src/runtime/src/test/kafka-connect/pom.xml} names them (Debezium 3.6.1.Final
  * on Kafka Connect 4.3.0), {@code mvn dependency:build-classpath} on it gives the classpath. The worker's offsets
  * are a file in {@code dir}; its REST port listens on 127.0.0.1 only.
  */

@@ -20,7 +20,7 @@ public final class MavenClasspath {
         Path mvnLog = buildDir().resolve(name + "-mvn.log");
         try {
             if (!Files.isRegularFile(file) || Files.size(file) == 0) {
-                Path pom = RunningInbox.basedir().resolve("src/test/" + name + "/pom.xml");
+                Path pom = RunningInbox.basedir().resolve("src/runtime/src/test/" + name + "/pom.xml");
                 Process mvn = new ProcessBuilder("mvn", "-B", "-q", "-f", pom.toString(), "dependency:build-classpath",
                         "-Dmdep.outputFile=" + file).redirectErrorStream(true)
                         .redirectOutput(ProcessBuilder.Redirect.appendTo(mvnLog.toFile())).start();
