@@ -38,6 +38,8 @@ public class InboxDatabase extends ContextBean implements DataSource {
      * shorter than it resumes where it stopped (DroppedPacketsFaultIT)
      */
     static final int SOCKET_TIMEOUT_SECONDS = 30;
+    /** a session idle inside a transaction this long is ended by the server (see applyConnectionDefaults) */
+    static final int IDLE_IN_TRANSACTION_SECONDS = 10;
 
     private String url;
     private String user;
@@ -119,6 +121,14 @@ public class InboxDatabase extends ContextBean implements DataSource {
         }
         if (!given.containsKey("tcpKeepAlive")) {
             server.setTcpKeepAlive(true);
+        }
+        if (!given.containsKey("options")) {
+            // A process that stops mid-transaction (SIGSTOP, a VM freeze, a long GC) keeps its row locks while its
+            // connection stays open: the instance that takes its accounts over would wait on them for the whole
+            // freeze. The server ends such a session after this long idle inside a transaction; the bundle's
+            // transactions make no remote call and never sit idle that long unless their process is stopped, and
+            // by then its claims and feed accounts belong to another instance (dead-after, 5 s by default).
+            server.setOptions("-c idle_in_transaction_session_timeout=" + IDLE_IN_TRANSACTION_SECONDS + "s");
         }
     }
 

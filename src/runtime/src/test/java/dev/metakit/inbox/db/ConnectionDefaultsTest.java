@@ -15,6 +15,8 @@ class ConnectionDefaultsTest {
         assertThat(server.getSocketTimeout()).isEqualTo(InboxDatabase.SOCKET_TIMEOUT_SECONDS);
         assertThat(server.getTcpKeepAlive()).isTrue();
         assertThat(server.getTargetServerType()).isEqualTo("primary");
+        assertThat(server.getOptions())
+                .isEqualTo("-c idle_in_transaction_session_timeout=" + InboxDatabase.IDLE_IN_TRANSACTION_SECONDS + "s");
     }
 
     @Test
