@@ -255,6 +255,12 @@ public class MetakitProperties {
         private long backoffMaxMillis = 30_000;
         /** How long published changes are kept (ISO-8601). */
         private Duration retention = Duration.ofDays(7);
+        /**
+         * Who publishes the feed: {@code in-process} (the bundle's publisher, to the outlet route) or {@code external}
+         * (off here: Debezium's outbox event router reads position_changes from the WAL; README "Past one publisher:
+         * Debezium").
+         */
+        private String publisher = "in-process";
 
         public long getPollIntervalMillis() { return pollIntervalMillis; }
         public void setPollIntervalMillis(long millis) { this.pollIntervalMillis = millis; }
@@ -266,6 +272,8 @@ public class MetakitProperties {
         public void setBackoffMaxMillis(long millis) { this.backoffMaxMillis = millis; }
         public Duration getRetention() { return retention; }
         public void setRetention(Duration retention) { this.retention = retention; }
+        public String getPublisher() { return publisher; }
+        public void setPublisher(String publisher) { this.publisher = publisher; }
     }
 
     /** The routes the bundle's guarantees rest on (README "Essential routes"). */
