@@ -1,6 +1,7 @@
 package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.db.InboxMigrations;
 import dev.metakit.inbox.support.KafkaBroker;
 import dev.metakit.inbox.support.KafkaConnect;
 import dev.metakit.inbox.support.RunningInbox;
@@ -12,7 +13,6 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -116,7 +116,8 @@ class DebeziumOutboxIT {
                         l.substring(l.indexOf('=') + 1).trim()));
         postgres = server.start();
         DataSource db = postgres.getPostgresDatabase();
-        Flyway.configure().dataSource(db).locations("classpath:db/migration").load().migrate();
+        // the bundle's schema, as the bundle migrates it (its own location and history table)
+        InboxMigrations.migrate(db);
         assertThat(scalarText(db, "show wal_level")).isEqualTo("logical");
         try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
             s.execute(codeBlock(recipe, "sql"));
