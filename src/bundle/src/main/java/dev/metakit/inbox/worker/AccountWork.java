@@ -1,5 +1,6 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.reconcile.Hint;
 
 import java.util.List;

@@ -2,6 +2,11 @@ package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxAdmin;
+import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxRow;
+import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.metakit.MalformedPayloadException;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.metakit.MetaKitJson;
@@ -36,7 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * what needs no reconcile (non-trade events), and hands the route one {@link AccountWork} per account with trade
  * events, so a burst of events for one account costs one reconcile. Rows are marked processed only after their
  * reconcile committed. A failed reconcile backs the account off: all its pending rows wait for one retry time, and
- * so do the rows that arrive meanwhile ({@link InboxQueue#backOff}); a row is failed once its own attempts are spent.
+ * so do the rows that arrive meanwhile ({@link InboxClaims#backOff}); a row is failed once its own attempts are spent.
  * While rows are being worked their lease is renewed every third of it, so a drain longer than the lease (a slow
  * API, a large claim) is not taken over by another instance; rows of an instance that died are, once it runs out.
  * An account this instance is still working is left out of its next claims until that work ends. Work that never
@@ -68,7 +73,7 @@ public class InboxWorker extends ContextBean {
     private Long deadAfterMillis;
 
     private Claimant self;
-    private InboxQueue queue;
+    private InboxClaims queue;
     private InstanceLiveness liveness;
     private TradeEvents trade;
     private RetryPolicy retryPolicy;
@@ -115,7 +120,7 @@ public class InboxWorker extends ContextBean {
     @Override
     protected void begin() {
         self = Claimant.newBoot(instanceId.isBlank() ? defaultInstanceId() : instanceId.trim());
-        queue = new InboxQueue(dataSource, Duration.ofMillis(deadAfterMillis));
+        queue = new InboxClaims(dataSource, Duration.ofMillis(deadAfterMillis));
         // an earlier boot of this id silent for two beats is no live sibling: its claims come back at once
         liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis));
         trade = new TradeEvents(tradeEvents);
@@ -355,7 +360,7 @@ public class InboxWorker extends ContextBean {
         if (cause instanceof MetaKitApiException api && api.unauthorized()) {
             Duration delay = Duration.ofMillis(backoffMaxMillis);
             return new Outcome(work.accountId(), about, List.of(() -> {
-                InboxQueue.Backoff b = queue.backOff(self, work.accountId(), work.keys(), work.keys(), error,
+                InboxClaims.Backoff b = queue.backOff(self, work.accountId(), work.keys(), work.keys(), error,
                         sinceDecided(delay, decidedAt), false);
                 fencedIfShort(work.rows().size(), b.claimedRows(), about);
             }));
@@ -372,7 +377,7 @@ public class InboxWorker extends ContextBean {
         List<Outcome.Step> steps = new ArrayList<>();
         // the backoff first: its check that this boot still holds the work sees the spent rows too
         steps.add(() -> {
-            InboxQueue.Backoff backoff = queue.backOff(self, work.accountId(), work.keys(), againKeys, error,
+            InboxClaims.Backoff backoff = queue.backOff(self, work.accountId(), work.keys(), againKeys, error,
                     sinceDecided(delay, decidedAt), true);
             retried.addAndGet(backoff.claimedRows());
             fencedIfShort(againKeys.size(), backoff.claimedRows(), about);
@@ -491,13 +496,13 @@ public class InboxWorker extends ContextBean {
 
     /** Puts every failed row back in the queue (operators' command); returns how many. */
     public int requeueFailed() throws SQLException {
-        int n = queue.requeueFailed(null, null);
+        int n = new InboxAdmin(dataSource).requeueFailed(null, null);
         LOG.info("Requeued {} failed inbox rows", n);
         return n;
     }
 
-    public InboxQueue.Backlog backlog() throws SQLException {
-        return queue.backlog();
+    public InboxAdmin.Backlog backlog() throws SQLException {
+        return new InboxAdmin(dataSource).backlog();
     }
 
     public long processedCount() { return processed.get(); }

@@ -1,5 +1,9 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxRow;
+import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
@@ -154,7 +158,7 @@ class AccountBackoffTest {
         insert("a1-1", 1, 0);
         TestDatabase.exec("update webhook_inbox set claimed_by = 'other', claim_token = '" + other.bootToken()
                 + "', claimed_until = now() + interval '1 minute' where delivery_key = 'a1-1'");
-        InboxQueue.Backoff shorter = new InboxQueue(TestDatabase.dataSource())
+        InboxClaims.Backoff shorter = new InboxClaims(TestDatabase.dataSource())
                 .backOff(other, 1, List.of("a1-1"), List.of("a1-1"), "another failure", Duration.ofMillis(100), true);
         assertThat(shorter.retryAt()).isAfter(Instant.now().plusSeconds(25));
         assertThat(shorter.claimedRows()).isEqualTo(1);
