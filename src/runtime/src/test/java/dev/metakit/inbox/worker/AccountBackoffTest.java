@@ -192,13 +192,13 @@ class AccountBackoffTest {
         // worked) until MAX_HOLD_LEASES leases have passed; then both rows are claimed again, by anyone
         long claimed = System.nanoTime();
         Map<String, Integer> attempts = new java.util.concurrent.ConcurrentHashMap<>();
-        await().atMost(Duration.ofSeconds(InboxWorker.MAX_HOLD_LEASES + 10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        await().atMost(Duration.ofSeconds(WorkInHand.MAX_HOLD_LEASES + 10)).pollInterval(Duration.ofMillis(100)).until(() -> {
             worker.claim().forEach(w -> w.rows().forEach(r -> attempts.put(r.key(), r.attempts())));
             return attempts.size() == 2;
         });
         assertThat(attempts).containsEntry("a1-0", 2).containsEntry("a1-1", 1);
         assertThat(Duration.ofNanos(System.nanoTime() - claimed)).as("held, renewed, for its hold limit first")
-                .isGreaterThanOrEqualTo(Duration.ofSeconds(InboxWorker.MAX_HOLD_LEASES - 1));
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(WorkInHand.MAX_HOLD_LEASES - 1));
     }
 
     @Test
