@@ -13,7 +13,7 @@
 #                 pending indexes
 #   narrow-pk     narrow, primary key only
 # Statements:
-#   multi   the ingest's statement (InboxQueue.insert): insert ... select * from unnest(text[], text[], bigint[],
+#   multi   the ingest's statement (InboxIntake.insert): insert ... select * from unnest(text[], text[], bigint[],
 #           text[], bytea[]) on conflict do nothing returning delivery_key, 16 rows per transaction
 #   single  one row per transaction, values (...) on conflict do nothing returning delivery_key
 # Keys look like ours (t, ':', 64 hex digits, random); each body ~390 bytes, distinct per row.

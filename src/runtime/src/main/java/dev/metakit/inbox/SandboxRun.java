@@ -3,6 +3,7 @@ package dev.metakit.inbox;
 import dev.metakit.inbox.config.EnvironmentNames;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.feed.FeedOrderCheck;
+import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.ingest.WebhookVerification;
 import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.sandbox.Convergence;
@@ -11,7 +12,6 @@ import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
 import dev.metakit.inbox.sandbox.SandboxTruth;
 import dev.metakit.inbox.sandbox.SecretRotation;
-import dev.metakit.inbox.worker.InboxQueue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.camel.CamelContext;
@@ -212,7 +212,7 @@ final class SandboxRun extends MainListenerSupport {
 
     private static String backlog(DataSource db) {
         try {
-            return String.valueOf(new InboxQueue(db).backlog().pending());
+            return String.valueOf(new InboxAdmin(db).backlog().pending());
         } catch (Exception e) {
             return "?";
         }

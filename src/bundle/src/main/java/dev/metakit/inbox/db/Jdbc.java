@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -42,6 +43,11 @@ public final class Jdbc {
     public static Instant getInstant(ResultSet rs, String column) throws SQLException {
         OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
         return t == null ? null : t.toInstant();
+    }
+
+    /** A duration as a PostgreSQL {@code interval} literal, for a {@code ?::interval} parameter. */
+    public static String interval(Duration d) {
+        return d.toMillis() + " milliseconds";
     }
 
     /** Runs a bounded delete until a run deletes fewer than {@code batchSize} rows. Returns how many in all. */

@@ -1,7 +1,7 @@
 package dev.metakit.inbox.feed;
 
-import dev.metakit.inbox.worker.Claimant;
-import dev.metakit.inbox.worker.InstanceLiveness;
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InstanceLiveness;
 
 import java.math.BigDecimal;
 import java.sql.Connection;

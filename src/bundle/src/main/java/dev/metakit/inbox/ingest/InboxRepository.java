@@ -4,7 +4,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.spi.IdempotentRepository;
 import org.apache.camel.support.service.ServiceSupport;
 
-import dev.metakit.inbox.worker.InboxQueue;
+import dev.metakit.inbox.inbox.InboxIntake;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
@@ -81,7 +81,7 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     @Override
     public boolean contains(String key) {
         try {
-            return new InboxQueue(dataSource).contains(key);
+            return new InboxIntake(dataSource).contains(key);
         } catch (SQLException e) {
             throw new InboxUnavailableException("inbox lookup failed: " + e.getMessage(), e);
         }

@@ -1,6 +1,6 @@
 package dev.metakit.inbox.ingest;
 
-import dev.metakit.inbox.worker.InboxQueue;
+import dev.metakit.inbox.inbox.InboxIntake;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -190,7 +190,7 @@ public final class InboxWriter implements AutoCloseable {
         }
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            return InboxQueue.insert(c, (int) Math.max(1, TimeUnit.MILLISECONDS.toSeconds(timeoutMillis)), keys,
+            return InboxIntake.insert(c, (int) Math.max(1, TimeUnit.MILLISECONDS.toSeconds(timeoutMillis)), keys,
                     events, accounts, texts, raws);
         }
     }

@@ -13,7 +13,12 @@ public class MalformedPayloadException extends RuntimeException {
         NOT_JSON,
         /** JSON, but a webhook body that is not an object */
         NOT_OBJECT,
-        /** a field (or an element of a list) is missing or of the wrong type: {@link #field()} names it */
+        /**
+         * a webhook's {@code data.ticket}, the position the delivery is about, is not a usable number: the one field
+         * whose defect the worker tells apart (a dead letter's reason)
+         */
+        BAD_TICKET,
+        /** another field (or an element of a list) is missing or of the wrong type: {@link #field()} names it */
         FIELD
     }
 
@@ -39,11 +44,16 @@ public class MalformedPayloadException extends RuntimeException {
         return new MalformedPayloadException(Defect.FIELD, field, field + ": " + problem);
     }
 
+    /** The same field and message, with {@link Defect#BAD_TICKET}: {@code field} was a webhook's ticket. */
+    static MalformedPayloadException badTicket(MalformedPayloadException field) {
+        return new MalformedPayloadException(Defect.BAD_TICKET, field.field, field.getMessage());
+    }
+
     public Defect defect() {
         return defect;
     }
 
-    /** The path of the field at fault, or null when the body as a whole is ({@link Defect#NOT_JSON}, ...). */
+    /** The path of the field at fault ({@link Defect#FIELD}, {@link Defect#BAD_TICKET}), or null for the whole body. */
     public String field() {
         return field;
     }

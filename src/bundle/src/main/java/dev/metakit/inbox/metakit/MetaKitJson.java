@@ -57,10 +57,19 @@ public class MetaKitJson {
             if (!data.isObject()) {
                 throw MalformedPayloadException.badField("data", "not an object");
             }
-            ticket = optLong(data, "data", "ticket");
+            ticket = ticket(data);
         }
         return new WebhookEvent(optText(root, "", "event"), optLong(root, "", "account_id"),
                 optInstant(root, "", "created_at"), ticket);
+    }
+
+    /** The position the delivery is about: a defect of it is a {@link MalformedPayloadException.Defect#BAD_TICKET}. */
+    private static Long ticket(JsonNode data) {
+        try {
+            return optLong(data, "data", "ticket");
+        } catch (MalformedPayloadException e) {
+            throw MalformedPayloadException.badTicket(e);
+        }
     }
 
     // ---- REST responses

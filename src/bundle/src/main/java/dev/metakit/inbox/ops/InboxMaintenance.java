@@ -1,6 +1,6 @@
 package dev.metakit.inbox.ops;
 
-import dev.metakit.inbox.worker.InboxQueue;
+import dev.metakit.inbox.inbox.InboxAdmin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,14 +11,14 @@ import java.time.Instant;
 
 /**
  * Operators' changes to the inbox (no Camel): replay stored deliveries through the worker, requeue failed rows, prune
- * old processed rows, each with its log line; the statements are {@link InboxQueue}'s. Replay is harmless by
+ * old processed rows, each with its log line; the statements are {@link InboxAdmin}'s. Replay is harmless by
  * construction: a reconcile only makes the positions table match MetaKit, whatever the number of times it runs. Used
  * by {@link InboxCommand}, the ops page, and the bean {@code inboxMaintenance}.
  */
 public class InboxMaintenance {
     private static final Logger LOG = LoggerFactory.getLogger(InboxMaintenance.class);
 
-    private InboxQueue inbox;
+    private InboxAdmin inbox;
 
     public InboxMaintenance() {
     }
@@ -73,6 +73,6 @@ public class InboxMaintenance {
     }
 
     public void setDataSource(DataSource dataSource) {
-        this.inbox = new InboxQueue(dataSource);
+        this.inbox = new InboxAdmin(dataSource);
     }
 }

@@ -3,10 +3,10 @@ package dev.metakit.inbox.ops;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.ChangePublisher;
+import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.reconcile.DeliveryStatusWatch;
 import dev.metakit.inbox.signature.SignatureVerificationException;
-import dev.metakit.inbox.worker.InboxQueue;
 import dev.metakit.inbox.worker.InboxWorker;
 import dev.metakit.inbox.worker.PoisonReason;
 import io.micrometer.core.instrument.Counter;
@@ -59,7 +59,7 @@ public class InboxMetrics extends ContextBean {
     private MultiGauge endpointStatus;
     private final Set<String> statusesSeen = new TreeSet<>(KNOWN_STATUSES);
 
-    private volatile InboxQueue.Backlog backlog = new InboxQueue.Backlog(0, 0, Duration.ZERO);
+    private volatile InboxAdmin.Backlog backlog = new InboxAdmin.Backlog(0, 0, Duration.ZERO);
     private volatile boolean refreshFailing;
     private volatile Duration feedLag = Duration.ZERO;
 
@@ -194,7 +194,7 @@ public class InboxMetrics extends ContextBean {
             return;
         }
         try {
-            backlog = new InboxQueue(dataSource).backlog();
+            backlog = new InboxAdmin(dataSource).backlog();
             if (feedLagMeasured()) {
                 feedLag = ChangePublisher.lag(dataSource);
             }

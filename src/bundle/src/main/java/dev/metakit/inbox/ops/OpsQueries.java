@@ -1,9 +1,9 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.feed.FeedMaintenance;
+import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.reconcile.AccountTable;
 import dev.metakit.inbox.reconcile.DeliveryStatusWatch;
-import dev.metakit.inbox.worker.InboxQueue;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
@@ -20,8 +20,8 @@ public class OpsQueries {
 
     public Map<String, Object> summary() throws SQLException {
         Map<String, Object> out = new LinkedHashMap<>();
-        InboxQueue inbox = new InboxQueue(dataSource);
-        InboxQueue.Backlog backlog = inbox.backlog();
+        InboxAdmin inbox = new InboxAdmin(dataSource);
+        InboxAdmin.Backlog backlog = inbox.backlog();
         out.put("backlog", backlog.pending());
         out.put("failed", backlog.failed());
         out.put("oldestAgeSeconds", backlog.oldestPendingAge().toSeconds());

@@ -1,8 +1,11 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.reconcile.Hint;
 
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 
 /** The claimed trade-event rows of one account: they ring for one reconcile, whatever their number. */
 public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints) {
@@ -22,5 +25,12 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
     /** The most attempts any of these rows has had (each row is failed on its own attempts). */
     public int attempts() {
         return rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
+    }
+
+    /** "account 2, tickets [77, 78]": what a log line about this work names (never a body). */
+    public String about() {
+        Set<Long> tickets = new TreeSet<>();
+        hints.forEach(h -> tickets.add(h.ticket()));
+        return "account " + accountId + (tickets.isEmpty() ? "" : ", tickets " + tickets);
     }
 }

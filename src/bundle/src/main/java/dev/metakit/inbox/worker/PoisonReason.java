@@ -14,8 +14,6 @@ public enum PoisonReason {
     MALFORMED("malformed");
 
     static final String NO_ACCOUNT_MESSAGE = "trade event without account_id";
-    /** the one field of a webhook body the worker names on its own: the position a delivery is about */
-    private static final String TICKET_FIELD = "data.ticket";
 
     private final String label;
 
@@ -27,12 +25,13 @@ public enum PoisonReason {
         return label;
     }
 
-    /** The reason for a body {@link dev.metakit.inbox.metakit.MetaKitJson} could not read, from what it found. */
+    /** The reason for a body {@link dev.metakit.inbox.metakit.MetaKitJson} could not read: what its exception says. */
     static PoisonReason of(MalformedPayloadException e) {
         return switch (e.defect()) {
             case NOT_JSON -> NOT_JSON;
             case NOT_OBJECT -> NOT_OBJECT;
-            case FIELD -> TICKET_FIELD.equals(e.field()) ? BAD_TICKET : MALFORMED;
+            case BAD_TICKET -> BAD_TICKET;
+            case FIELD -> MALFORMED;
         };
     }
 }

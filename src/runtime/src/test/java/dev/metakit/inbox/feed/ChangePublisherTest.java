@@ -2,11 +2,11 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
-import dev.metakit.inbox.worker.Claimant;
 import dev.metakit.inbox.worker.InboxWorker;
-import dev.metakit.inbox.worker.InstanceLiveness;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.builder.RouteBuilder;

@@ -1,8 +1,8 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.support.TestDatabase;
-import dev.metakit.inbox.worker.Claimant;
-import dev.metakit.inbox.worker.InstanceLiveness;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -70,7 +70,10 @@ class MetaKitJsonTest {
                 .isEqualTo(MalformedPayloadException.Defect.NOT_OBJECT);
         assertThat(malformed(() -> json.webhookEvent("{\"data\":{\"ticket\":1.5}}")))
                 .extracting(MalformedPayloadException::defect, MalformedPayloadException::field)
-                .containsExactly(MalformedPayloadException.Defect.FIELD, "data.ticket");
+                .containsExactly(MalformedPayloadException.Defect.BAD_TICKET, "data.ticket");
+        assertThat(malformed(() -> json.webhookEvent("{\"account_id\":\"x\"}")))
+                .extracting(MalformedPayloadException::defect, MalformedPayloadException::field)
+                .containsExactly(MalformedPayloadException.Defect.FIELD, "account_id");
         assertThat(malformed(() -> json.webhookEvent("{\"data\":7}")).field()).isEqualTo("data");
         assertThat(malformed(() -> json.positions("[{\"symbol\":\"EURUSD\"}]")).field())
                 .isEqualTo("positions[0].ticket");

@@ -1,5 +1,9 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxRow;
+import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
@@ -154,7 +158,7 @@ class AccountBackoffTest {
         insert("a1-1", 1, 0);
         TestDatabase.exec("update webhook_inbox set claimed_by = 'other', claim_token = '" + other.bootToken()
                 + "', claimed_until = now() + interval '1 minute' where delivery_key = 'a1-1'");
-        InboxQueue.Backoff shorter = new InboxQueue(TestDatabase.dataSource())
+        InboxClaims.Backoff shorter = new InboxClaims(TestDatabase.dataSource())
                 .backOff(other, 1, List.of("a1-1"), List.of("a1-1"), "another failure", Duration.ofMillis(100), true);
         assertThat(shorter.retryAt()).isAfter(Instant.now().plusSeconds(25));
         assertThat(shorter.claimedRows()).isEqualTo(1);
@@ -188,13 +192,13 @@ class AccountBackoffTest {
         // worked) until MAX_HOLD_LEASES leases have passed; then both rows are claimed again, by anyone
         long claimed = System.nanoTime();
         Map<String, Integer> attempts = new java.util.concurrent.ConcurrentHashMap<>();
-        await().atMost(Duration.ofSeconds(InboxWorker.MAX_HOLD_LEASES + 10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        await().atMost(Duration.ofSeconds(WorkInHand.MAX_HOLD_LEASES + 10)).pollInterval(Duration.ofMillis(100)).until(() -> {
             worker.claim().forEach(w -> w.rows().forEach(r -> attempts.put(r.key(), r.attempts())));
             return attempts.size() == 2;
         });
         assertThat(attempts).containsEntry("a1-0", 2).containsEntry("a1-1", 1);
         assertThat(Duration.ofNanos(System.nanoTime() - claimed)).as("held, renewed, for its hold limit first")
-                .isGreaterThanOrEqualTo(Duration.ofSeconds(InboxWorker.MAX_HOLD_LEASES - 1));
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(WorkInHand.MAX_HOLD_LEASES - 1));
     }
 
     @Test

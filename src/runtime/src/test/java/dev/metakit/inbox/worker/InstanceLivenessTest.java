@@ -1,5 +1,8 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
@@ -118,7 +121,7 @@ class InstanceLivenessTest {
     @Test
     void everyOutcomeWriteOfTheQueueChecksTheClaimsToken() throws Exception {
         insertRow("q-1", 1);
-        InboxQueue queue = new InboxQueue(TestDatabase.dataSource());
+        InboxClaims queue = new InboxClaims(TestDatabase.dataSource());
         Claimant a = beating("a");
         Claimant b = beating("b");
         assertThat(queue.claim(a, 10, Duration.ofMinutes(2))).hasSize(1);

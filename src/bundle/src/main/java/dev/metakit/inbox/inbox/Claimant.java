@@ -1,4 +1,4 @@
-package dev.metakit.inbox.worker;
+package dev.metakit.inbox.inbox;
 
 import java.util.UUID;
 

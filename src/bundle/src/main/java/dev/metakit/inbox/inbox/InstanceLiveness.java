@@ -1,4 +1,6 @@
-package dev.metakit.inbox.worker;
+package dev.metakit.inbox.inbox;
+
+import dev.metakit.inbox.db.Jdbc;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -9,7 +11,7 @@ import java.time.Duration;
 
 /**
  * This boot's row in {@code inbox_instances}: its heartbeat, on the database's clock (a paused process keeps its
- * connections, so only a beat that stops says it is gone). {@link InboxQueue} treats the claims of a boot that has
+ * connections, so only a beat that stops says it is gone). {@link InboxClaims} treats the claims of a boot that has
  * not beaten for its dead-after time as free. A boot's first beat also takes back the claims of the earlier boots of
  * its instance id that no longer beat (a restart after a crash): their rows are free at once, not after dead-after.
  */
@@ -74,7 +76,7 @@ public class InstanceLiveness {
         }
     }
 
-    // a claim whose boot has no row is free (InboxQueue): removing the row is the release
+    // a claim whose boot has no row is free (InboxClaims): removing the row is the release
     private int forgetEarlierBoots(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
                 with earlier as (
@@ -86,8 +88,8 @@ public class InstanceLiveness {
                 select count(*) from earlier where instance_id = ?""")) {
             ps.setObject(1, self.bootToken());
             ps.setString(2, self.instanceId());
-            ps.setString(3, InboxQueue.interval(quietEarlierBoot));
-            ps.setString(4, InboxQueue.interval(FORGET_AFTER));
+            ps.setString(3, Jdbc.interval(quietEarlierBoot));
+            ps.setString(4, Jdbc.interval(FORGET_AFTER));
             ps.setString(5, self.instanceId());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();

@@ -7,17 +7,17 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class InboxWorkerLogLinesTest {
+class AccountWorkTest {
 
     @Test
     void aFailureLineNamesTheAccountAndTheTicketsItsDeliveriesNamed() {
         AccountWork work = new AccountWork(2, List.of(), List.of(new Hint(78, "position.closed", null),
                 new Hint(77, "position.opened", null), new Hint(78, "position.modified", null)));
-        assertThat(InboxWorker.about(work)).isEqualTo("account 2, tickets [77, 78]");
+        assertThat(work.about()).isEqualTo("account 2, tickets [77, 78]");
     }
 
     @Test
     void withoutTicketsTheLineNamesTheAccountOnly() {
-        assertThat(InboxWorker.about(new AccountWork(5, List.of(), List.of()))).isEqualTo("account 5");
+        assertThat(new AccountWork(5, List.of(), List.of()).about()).isEqualTo("account 5");
     }
 }

@@ -1,4 +1,4 @@
-package dev.metakit.inbox.worker;
+package dev.metakit.inbox.inbox;
 
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
@@ -11,7 +11,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class InboxQueueClaimTest {
+class InboxClaimsTest {
     private static final Claimant TEST = Claimant.newBoot("test");
     private static final Claimant A = Claimant.newBoot("a");
     private static final Claimant B = Claimant.newBoot("b");
@@ -31,7 +31,7 @@ class InboxQueueClaimTest {
             s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body) values"
                     + " ('k1', 'position.opened', null, 'x'), ('k2', 'position.opened', 7, 'y')");
         }
-        List<InboxRow> rows = new InboxQueue(TestDatabase.dataSource()).claim(TEST, 10, Duration.ofSeconds(30));
+        List<InboxRow> rows = new InboxClaims(TestDatabase.dataSource()).claim(TEST, 10, Duration.ofSeconds(30));
         assertThat(rows).extracting(InboxRow::key, InboxRow::accountId)
                 .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("k1", null),
                         org.assertj.core.groups.Tuple.tuple("k2", 7L));
@@ -54,7 +54,7 @@ class InboxQueueClaimTest {
             s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at) values"
                     + " ('no-account', 'account.connected', null, 'x', now() - interval '200 seconds')");
         }
-        InboxQueue queue = new InboxQueue(TestDatabase.dataSource());
+        InboxClaims queue = new InboxClaims(TestDatabase.dataSource());
 
         List<InboxRow> first = queue.claim(TEST, 2, 100, Duration.ofSeconds(30));
 
@@ -77,7 +77,7 @@ class InboxQueueClaimTest {
             s.executeUpdate("insert into webhook_inbox (delivery_key, event, account_id, body) values"
                     + " ('k1', 'position.opened', 1, 'x'), ('k2', 'position.opened', 2, 'y')");
         }
-        InboxQueue queue = new InboxQueue(TestDatabase.dataSource());
+        InboxClaims queue = new InboxClaims(TestDatabase.dataSource());
         assertThat(queue.claim(A, 10, Duration.ofMillis(300))).hasSize(2);
 
         assertThat(queue.renew(A, List.of("k1"), Duration.ofMinutes(1))).isEqualTo(1);

@@ -1,7 +1,6 @@
-package dev.metakit.inbox.worker;
+package dev.metakit.inbox.inbox;
 
 import dev.metakit.inbox.db.Jdbc;
-import dev.metakit.inbox.db.Rows;
 
 import javax.sql.DataSource;
 import java.nio.charset.StandardCharsets;
@@ -11,30 +10,25 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
- * The SQL of the inbox, {@code webhook_inbox}, and of {@code inbox_account_backoff}, which only the claims and their
- * outcomes use: every statement on them is here, from the ingest's insert to the operators' replay, requeue and
- * pruning, so a change to the inbox's columns or rules is made in this one class.
- * <p>
- * The inbox seen as a work queue. Rows are claimed by a {@link Claimant} (an instance's boot) with a lease
+ * The worker's statements on the inbox: the inbox seen as a work queue, and {@code inbox_account_backoff}, which only
+ * the claims and their outcomes use. Rows are claimed by a {@link Claimant} (an instance's boot) with a lease
  * ({@code FOR UPDATE SKIP LOCKED}, so instances on one database never claim the same row at once). A claimed row is
  * claimable again as soon as the boot that claimed it stops beating ({@link InstanceLiveness}: no heartbeat for
  * {@code deadAfter} on the database's clock), or, last resort for a boot alive but stuck, once its lease ran out.
- * Every outcome write (processed, failed, retry, backoff, renewal) takes effect only on rows the boot still holds:
+ * Every outcome write (processed, failed, backoff, renewal, release) takes effect only on rows the boot still holds:
  * one whose claims were taken over (it was paused) writes nothing for them, and its methods say how many rows they
- * wrote. A row ends processed, or failed with its error, never silently dropped.
+ * wrote. A row ends processed, or failed with its error, never silently dropped. The ingest's statements are
+ * {@link InboxIntake}'s, the operators' {@link InboxAdmin}'s.
  */
-public class InboxQueue {
+public class InboxClaims {
     private static final int MAX_ERROR_LENGTH = 500;
     /** How long a boot may go without a heartbeat before its claims are anyone's. */
     public static final Duration DEFAULT_DEAD_AFTER = Duration.ofSeconds(5);
@@ -97,59 +91,15 @@ public class InboxQueue {
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
                       i.replayed_at is not null""";
 
-    private static final String INSERT_BATCH = """
-            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw)
-            select * from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[])
-            on conflict (delivery_key) do nothing
-            returning delivery_key""";
-
-    /** Puts rows back as never worked; a row under a live lease is left to the run that holds it (it is current). */
-    private static final String REPLAY = """
-            update webhook_inbox
-               set processed_at = null, failed_at = null, attempts = 0, next_attempt_at = now(), last_error = null,
-                   claimed_by = null, claim_token = null, claimed_until = null, replayed_at = now()
-             where (cast(? as bigint) is null or account_id = ?)
-               and (cast(? as timestamptz) is null or received_at >= ?)
-               and (cast(? as timestamptz) is null or received_at < ?)
-               and (claimed_until is null or claimed_until < now())""";
-
-    private static final String REQUEUE_FAILED = """
-            update webhook_inbox set failed_at = null, attempts = 0, next_attempt_at = now()
-             where failed_at is not null and processed_at is null
-               and (cast(? as bigint) is null or account_id = ?)
-               and (cast(? as text) is null or delivery_key = ?)""";
-
-    /** One bounded batch; SKIP LOCKED so pruning never waits on (or blocks) a worker. */
-    private static final String PRUNE_BATCH = """
-            delete from webhook_inbox where delivery_key in (
-                select delivery_key from webhook_inbox
-                 where processed_at is not null and failed_at is null and received_at < ?
-                 limit ? for update skip locked)""";
-
-    private static final String THROUGHPUT = """
-            select to_char(m at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI"Z"') as minute,
-                   sum(received)::int as received, sum(processed)::int as processed
-              from (select date_trunc('minute', received_at) m, 1 received, 0 processed from webhook_inbox
-                     where received_at > now() - interval '1 hour'
-                    union all
-                    select date_trunc('minute', processed_at), 0, 1 from webhook_inbox
-                     where processed_at > now() - interval '1 hour') x
-             group by m order by m""";
-
-    private static final String RECENT_FAILURES = """
-            select delivery_key as key, account_id as "accountId", event, attempts, last_error as "lastError",
-                   failed_at as "failedAt"
-              from webhook_inbox where failed_at is not null order by failed_at desc limit 100""";
-
     private final DataSource dataSource;
     private final Duration deadAfter;
 
-    public InboxQueue(DataSource dataSource) {
+    public InboxClaims(DataSource dataSource) {
         this(dataSource, DEFAULT_DEAD_AFTER);
     }
 
     /** {@code deadAfter}: how long a boot goes without a heartbeat before its claims are free for others. */
-    public InboxQueue(DataSource dataSource, Duration deadAfter) {
+    public InboxClaims(DataSource dataSource, Duration deadAfter) {
         this.dataSource = dataSource;
         this.deadAfter = deadAfter;
     }
@@ -172,14 +122,14 @@ public class InboxQueue {
             throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
             int cap = Math.max(maxRows, limit);
-            ps.setString(1, interval(deadAfter));
+            ps.setString(1, Jdbc.interval(deadAfter));
             ps.setArray(2, c.createArrayOf("bigint", busyAccounts.toArray()));
             ps.setInt(3, limit);
             ps.setInt(4, cap);
             ps.setInt(5, cap);
             ps.setString(6, owner.instanceId());
             ps.setObject(7, owner.bootToken());
-            ps.setString(8, interval(lease));
+            ps.setString(8, Jdbc.interval(lease));
             List<InboxRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -205,7 +155,7 @@ public class InboxQueue {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 update webhook_inbox set claimed_until = now() + ?::interval
                  where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
-            ps.setString(1, interval(lease));
+            ps.setString(1, Jdbc.interval(lease));
             ps.setArray(2, c.createArrayOf("text", keys.toArray()));
             ps.setObject(3, owner.bootToken());
             return ps.executeUpdate();
@@ -304,7 +254,7 @@ public class InboxQueue {
                 select (select retry_at from b), (select count(*) from claimed), (select count(*) from waiting)""")) {
             Array claimedKeys = c.createArrayOf("text", keys.toArray());
             ps.setLong(1, accountId);
-            ps.setString(2, interval(delay));
+            ps.setString(2, Jdbc.interval(delay));
             ps.setArray(3, c.createArrayOf("text", workKeys.toArray()));
             ps.setObject(4, owner.bootToken());
             ps.setString(5, truncate(error));
@@ -321,26 +271,6 @@ public class InboxQueue {
         }
     }
 
-    /**
-     * Schedules another attempt of these rows alone (a row's own failure, such as a malformed body, is not its
-     * account's: see {@link #backOff}). {@code countAttempt=false} gives the claim back (our own misconfiguration, such as a
-     * rejected API key, must not use up a delivery's attempts).
-     */
-    public int retryLater(Claimant owner, Collection<String> keys, String error, Duration delay, boolean countAttempt)
-            throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set next_attempt_at = now() + ?::interval, claimed_by = null, claim_token = null,
-                       claimed_until = null, last_error = ?, attempts = greatest(attempts - ?, 0)
-                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
-            ps.setString(1, interval(delay));
-            ps.setString(2, truncate(error));
-            ps.setInt(3, countAttempt ? 0 : 1);
-            ps.setArray(4, c.createArrayOf("text", keys.toArray()));
-            ps.setObject(5, owner.bootToken());
-            return ps.executeUpdate();
-        }
-    }
-
     /** Failed with {@code error} (attempts spent, or a row no retry can fix): the rows {@code owner} still holds. */
     public int markFailed(Claimant owner, Collection<String> keys, String error) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
@@ -352,113 +282,6 @@ public class InboxQueue {
             ps.setObject(3, owner.bootToken());
             return ps.executeUpdate();
         }
-    }
-
-    /**
-     * Puts failed rows back in the queue with a fresh attempt count: those of one account ({@code null}: every
-     * account), or the one row of {@code deliveryKey} ({@code null}: every row). Returns how many.
-     */
-    public int requeueFailed(Long account, String deliveryKey) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REQUEUE_FAILED)) {
-            Jdbc.setLong(ps, 1, account);
-            Jdbc.setLong(ps, 2, account);
-            ps.setString(3, deliveryKey);
-            ps.setString(4, deliveryKey);
-            return ps.executeUpdate();
-        }
-    }
-
-    /**
-     * Puts the rows of one account ({@code null}: every account) received in {@code [from, to)} (either bound may be
-     * null) back as never worked; a row under a live lease is left to the run that holds it. Returns how many.
-     */
-    public int replay(Long account, Instant from, Instant to) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REPLAY)) {
-            Jdbc.setLong(ps, 1, account);
-            Jdbc.setLong(ps, 2, account);
-            Jdbc.setInstant(ps, 3, from);
-            Jdbc.setInstant(ps, 4, from);
-            Jdbc.setInstant(ps, 5, to);
-            Jdbc.setInstant(ps, 6, to);
-            return ps.executeUpdate();
-        }
-    }
-
-    /**
-     * Deletes processed rows received before {@code cutoff}, {@code batchSize} rows per statement until none is left;
-     * failed and unprocessed rows are kept. Returns how many rows.
-     */
-    public long prune(Instant cutoff, int batchSize) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PRUNE_BATCH)) {
-            ps.setTimestamp(1, Timestamp.from(cutoff));
-            ps.setInt(2, batchSize);
-            return Jdbc.deleteInBatches(ps, batchSize);
-        }
-    }
-
-    /** Whether a delivery with this key is stored. */
-    public boolean contains(String deliveryKey) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("select 1 from webhook_inbox where delivery_key = ?")) {
-            ps.setString(1, deliveryKey);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
-            }
-        }
-    }
-
-    /**
-     * Stores new deliveries in one statement on {@code c} (the ingest's group commit), the arrays index-aligned, one
-     * entry per key; a key already stored is left as it is. Returns the keys this statement stored.
-     */
-    public static Set<String> insert(Connection c, int timeoutSeconds, String[] keys, String[] events, Long[] accounts,
-                                     String[] texts, byte[][] raws) throws SQLException {
-        Set<String> inserted = new HashSet<>(keys.length * 2);
-        try (PreparedStatement ps = c.prepareStatement(INSERT_BATCH)) {
-            ps.setQueryTimeout(timeoutSeconds);
-            Array[] arrays = {c.createArrayOf("text", keys), c.createArrayOf("text", events),
-                    c.createArrayOf("bigint", accounts), c.createArrayOf("text", texts),
-                    c.createArrayOf("bytea", raws)};
-            for (int a = 0; a < arrays.length; a++) {
-                ps.setArray(a + 1, arrays[a]);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    inserted.add(rs.getString(1));
-                }
-            }
-        }
-        return inserted;
-    }
-
-    /** Received and processed rows per minute over the last hour, for the ops page. */
-    public List<Map<String, Object>> throughputLastHour() throws SQLException {
-        return Rows.read(dataSource, THROUGHPUT);
-    }
-
-    /** The 100 most recently failed rows, newest first, for the ops page. */
-    public List<Map<String, Object>> recentFailures() throws SQLException {
-        return Rows.read(dataSource, RECENT_FAILURES);
-    }
-
-    public record Backlog(long pending, long failed, Duration oldestPendingAge) {
-    }
-
-    public Backlog backlog() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                select count(*) filter (where failed_at is null),
-                       count(*) filter (where failed_at is not null),
-                       coalesce(extract(epoch from now() - min(received_at) filter (where failed_at is null)), 0)
-                  from webhook_inbox where processed_at is null""");
-             ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return new Backlog(rs.getLong(1), rs.getLong(2), Duration.ofMillis((long) (rs.getDouble(3) * 1000)));
-        }
-    }
-
-
-    static String interval(Duration d) {
-        return d.toMillis() + " milliseconds";
     }
 
     private static String truncate(String error) {

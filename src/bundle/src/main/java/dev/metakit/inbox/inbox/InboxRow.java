@@ -1,4 +1,4 @@
-package dev.metakit.inbox.worker;
+package dev.metakit.inbox.inbox;
 
 /**
  * A claimed inbox row: the delivery as stored, how many times it has been claimed (this one included), and whether

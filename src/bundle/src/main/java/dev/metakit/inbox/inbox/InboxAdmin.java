@@ -1,0 +1,133 @@
+package dev.metakit.inbox.inbox;
+
+import dev.metakit.inbox.db.Jdbc;
+import dev.metakit.inbox.db.Rows;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The operators' statements on the inbox: replay, requeue of dead letters, retention, and what the ops page and the
+ * metrics read. None waits on a worker: a row under a live lease is left to the run that holds it.
+ */
+public class InboxAdmin {
+    /** Puts rows back as never worked; a row under a live lease is left to the run that holds it (it is current). */
+    private static final String REPLAY = """
+            update webhook_inbox
+               set processed_at = null, failed_at = null, attempts = 0, next_attempt_at = now(), last_error = null,
+                   claimed_by = null, claim_token = null, claimed_until = null, replayed_at = now()
+             where (cast(? as bigint) is null or account_id = ?)
+               and (cast(? as timestamptz) is null or received_at >= ?)
+               and (cast(? as timestamptz) is null or received_at < ?)
+               and (claimed_until is null or claimed_until < now())""";
+
+    private static final String REQUEUE_FAILED = """
+            update webhook_inbox set failed_at = null, attempts = 0, next_attempt_at = now()
+             where failed_at is not null and processed_at is null
+               and (cast(? as bigint) is null or account_id = ?)
+               and (cast(? as text) is null or delivery_key = ?)""";
+
+    /** One bounded batch; SKIP LOCKED so pruning never waits on (or blocks) a worker. */
+    private static final String PRUNE_BATCH = """
+            delete from webhook_inbox where delivery_key in (
+                select delivery_key from webhook_inbox
+                 where processed_at is not null and failed_at is null and received_at < ?
+                 limit ? for update skip locked)""";
+
+    private static final String THROUGHPUT = """
+            select to_char(m at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI"Z"') as minute,
+                   sum(received)::int as received, sum(processed)::int as processed
+              from (select date_trunc('minute', received_at) m, 1 received, 0 processed from webhook_inbox
+                     where received_at > now() - interval '1 hour'
+                    union all
+                    select date_trunc('minute', processed_at), 0, 1 from webhook_inbox
+                     where processed_at > now() - interval '1 hour') x
+             group by m order by m""";
+
+    private static final String RECENT_FAILURES = """
+            select delivery_key as key, account_id as "accountId", event, attempts, last_error as "lastError",
+                   failed_at as "failedAt"
+              from webhook_inbox where failed_at is not null order by failed_at desc limit 100""";
+
+    private final DataSource dataSource;
+
+    public InboxAdmin(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /**
+     * Puts failed rows back in the queue with a fresh attempt count: those of one account ({@code null}: every
+     * account), or the one row of {@code deliveryKey} ({@code null}: every row). Returns how many.
+     */
+    public int requeueFailed(Long account, String deliveryKey) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REQUEUE_FAILED)) {
+            Jdbc.setLong(ps, 1, account);
+            Jdbc.setLong(ps, 2, account);
+            ps.setString(3, deliveryKey);
+            ps.setString(4, deliveryKey);
+            return ps.executeUpdate();
+        }
+    }
+
+    /**
+     * Puts the rows of one account ({@code null}: every account) received in {@code [from, to)} (either bound may be
+     * null) back as never worked; a row under a live lease is left to the run that holds it. Returns how many.
+     */
+    public int replay(Long account, Instant from, Instant to) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(REPLAY)) {
+            Jdbc.setLong(ps, 1, account);
+            Jdbc.setLong(ps, 2, account);
+            Jdbc.setInstant(ps, 3, from);
+            Jdbc.setInstant(ps, 4, from);
+            Jdbc.setInstant(ps, 5, to);
+            Jdbc.setInstant(ps, 6, to);
+            return ps.executeUpdate();
+        }
+    }
+
+    /**
+     * Deletes processed rows received before {@code cutoff}, {@code batchSize} rows per statement until none is left;
+     * failed and unprocessed rows are kept. Returns how many rows.
+     */
+    public long prune(Instant cutoff, int batchSize) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PRUNE_BATCH)) {
+            ps.setTimestamp(1, Timestamp.from(cutoff));
+            ps.setInt(2, batchSize);
+            return Jdbc.deleteInBatches(ps, batchSize);
+        }
+    }
+
+    /** Received and processed rows per minute over the last hour, for the ops page. */
+    public List<Map<String, Object>> throughputLastHour() throws SQLException {
+        return Rows.read(dataSource, THROUGHPUT);
+    }
+
+    /** The 100 most recently failed rows, newest first, for the ops page. */
+    public List<Map<String, Object>> recentFailures() throws SQLException {
+        return Rows.read(dataSource, RECENT_FAILURES);
+    }
+
+    /** Rows neither processed nor failed, rows failed, and the age of the oldest pending row. */
+    public record Backlog(long pending, long failed, Duration oldestPendingAge) {
+    }
+
+    public Backlog backlog() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                select count(*) filter (where failed_at is null),
+                       count(*) filter (where failed_at is not null),
+                       coalesce(extract(epoch from now() - min(received_at) filter (where failed_at is null)), 0)
+                  from webhook_inbox where processed_at is null""");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return new Backlog(rs.getLong(1), rs.getLong(2), Duration.ofMillis((long) (rs.getDouble(3) * 1000)));
+        }
+    }
+}

@@ -1,0 +1,63 @@
+package dev.metakit.inbox.inbox;
+
+import javax.sql.DataSource;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * The ingest's statements on the inbox: a delivery goes in with its key, never a bare key, and a key already stored
+ * is left as it is (the redelivery of a delivery is a duplicate, not an error).
+ */
+public class InboxIntake {
+    private static final String INSERT_BATCH = """
+            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw)
+            select * from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[])
+            on conflict (delivery_key) do nothing
+            returning delivery_key""";
+
+    private final DataSource dataSource;
+
+    public InboxIntake(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** Whether a delivery with this key is stored. */
+    public boolean contains(String deliveryKey) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("select 1 from webhook_inbox where delivery_key = ?")) {
+            ps.setString(1, deliveryKey);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    /**
+     * Stores new deliveries in one statement on {@code c} (the ingest's group commit), the arrays index-aligned, one
+     * entry per key; a key already stored is left as it is. Returns the keys this statement stored.
+     */
+    public static Set<String> insert(Connection c, int timeoutSeconds, String[] keys, String[] events, Long[] accounts,
+                                     String[] texts, byte[][] raws) throws SQLException {
+        Set<String> inserted = new HashSet<>(keys.length * 2);
+        try (PreparedStatement ps = c.prepareStatement(INSERT_BATCH)) {
+            ps.setQueryTimeout(timeoutSeconds);
+            Array[] arrays = {c.createArrayOf("text", keys), c.createArrayOf("text", events),
+                    c.createArrayOf("bigint", accounts), c.createArrayOf("text", texts),
+                    c.createArrayOf("bytea", raws)};
+            for (int a = 0; a < arrays.length; a++) {
+                ps.setArray(a + 1, arrays[a]);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    inserted.add(rs.getString(1));
+                }
+            }
+        }
+        return inserted;
+    }
+}

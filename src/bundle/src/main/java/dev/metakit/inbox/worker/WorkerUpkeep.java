@@ -1,0 +1,146 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InstanceLiveness;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * This boot's upkeep, on threads of its own: the heartbeat in {@code inbox_instances} every {@code heartbeatMillis}
+ * (when it stops, the boot's claims are free for the others after {@code deadAfterMillis}), and the renewal of the
+ * leases of the work in hand every third of a lease, so a drain longer than the lease (a slow API, a large claim) is
+ * not taken over by another instance. Between renewals it records the outcomes the database could not take.
+ */
+final class WorkerUpkeep {
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerUpkeep.class);
+
+    private final InstanceLiveness liveness;
+    private final InboxClaims claims;
+    private final WorkInHand workInHand;
+    private final OutcomeBuffer outcomes;
+    private final WorkerCounters counters;
+    private final long heartbeatMillis;
+    private final long deadAfterMillis;
+    private final Duration lease;
+
+    private ScheduledExecutorService threads;
+    private volatile long nextRenewal;
+    private volatile boolean heartbeatFailing;
+    private volatile boolean renewalFailing;
+
+    WorkerUpkeep(InstanceLiveness liveness, InboxClaims claims, WorkInHand workInHand, OutcomeBuffer outcomes,
+                 WorkerCounters counters, long heartbeatMillis, long deadAfterMillis, Duration lease) {
+        this.liveness = liveness;
+        this.claims = claims;
+        this.workInHand = workInHand;
+        this.outcomes = outcomes;
+        this.counters = counters;
+        this.heartbeatMillis = heartbeatMillis;
+        this.deadAfterMillis = deadAfterMillis;
+        this.lease = lease;
+    }
+
+    /**
+     * Beats once, then every {@code heartbeatMillis}, and starts the renewals; once (a second call does nothing). The
+     * first beat takes back the earlier boots' claims, and goes before this boot's first claim, so the claim's rows
+     * belong to a live boot.
+     */
+    synchronized void start() {
+        if (threads != null) {
+            return;
+        }
+        Claimant self = liveness.self();
+        LOG.info("Worker instance {} boot {}: heartbeat every {} ms, its claims free for others {} ms after its last",
+                self.instanceId(), self.bootToken(), heartbeatMillis, deadAfterMillis);
+        beat();
+        // two threads: a heartbeat never waits behind a slow write of the other task
+        threads = Executors.newScheduledThreadPool(2, r -> {
+            Thread t = new Thread(r, "metakit-worker-upkeep");
+            t.setDaemon(true);
+            return t;
+        });
+        threads.scheduleWithFixedDelay(this::beat, heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS);
+        nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
+        long every = Math.min(heartbeatMillis, renewalPeriod().toMillis());
+        threads.scheduleWithFixedDelay(this::recordAndRenew, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    synchronized boolean started() {
+        return threads != null;
+    }
+
+    /** Stops beating and renewing, and waits for a beat under way: it would put this boot back after it left. */
+    synchronized void stop() {
+        if (threads == null) {
+            return;
+        }
+        threads.shutdownNow();
+        try {
+            threads.awaitTermination(2 * heartbeatMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    void beat() {
+        try {
+            int earlier = liveness.beat();
+            if (earlier > 0) {
+                LOG.info("Worker instance {} took back the claims of {} earlier boot(s) of it",
+                        liveness.self().instanceId(), earlier);
+            }
+            if (heartbeatFailing) {
+                LOG.info("Worker heartbeat works again");
+                heartbeatFailing = false;
+            }
+        } catch (SQLException | RuntimeException e) {
+            if (!heartbeatFailing) {
+                LOG.warn("Worker heartbeat failed (retrying every {} ms; after {} ms other instances may take this"
+                        + " one's claims over): {}", heartbeatMillis, deadAfterMillis, e.getMessage());
+                heartbeatFailing = true;
+            }
+        }
+    }
+
+    /** Extends the leases of the work in hand that is not near its limit. */
+    void renewLeases() {
+        List<String> keys = workInHand.keysToRenew(System.nanoTime());
+        if (keys.isEmpty()) {
+            return;
+        }
+        try {
+            int renewed = claims.renew(liveness.self(), keys, lease);
+            counters.fencedIfShort(liveness.self(), keys.size(), renewed, "lease renewal");
+            if (renewalFailing) {
+                LOG.info("Worker renews its leases again");
+                renewalFailing = false;
+            }
+        } catch (SQLException | RuntimeException e) {
+            // the next renewal tries again; the heartbeat keeps the claims meanwhile
+            if (!renewalFailing) {
+                LOG.warn("Worker cannot renew the lease of {} inbox rows (retrying): {}", keys.size(), e.getMessage());
+                renewalFailing = true;
+            }
+        }
+    }
+
+    private void recordAndRenew() {
+        outcomes.recordKept();
+        if (System.nanoTime() - nextRenewal >= 0) {
+            nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
+            renewLeases();
+        }
+    }
+
+    private Duration renewalPeriod() {
+        return Duration.ofMillis(Math.max(100, lease.toMillis() / 3));
+    }
+}

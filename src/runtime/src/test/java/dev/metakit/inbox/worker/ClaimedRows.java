@@ -1,0 +1,52 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxRow;
+import dev.metakit.inbox.inbox.InstanceLiveness;
+import dev.metakit.inbox.support.TestDatabase;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+
+/** Inbox rows on the test database and a live boot claiming them: what the worker's parts are given. */
+final class ClaimedRows {
+    static final InboxClaims CLAIMS = new InboxClaims(TestDatabase.dataSource());
+
+    private ClaimedRows() {
+    }
+
+    /** A boot that has beaten (its claims are live) and whose liveness beats again on request. */
+    static InstanceLiveness beatingBoot(String instanceId) throws SQLException {
+        InstanceLiveness liveness = new InstanceLiveness(TestDatabase.dataSource(), Claimant.newBoot(instanceId),
+                Duration.ofSeconds(2));
+        liveness.beat();
+        return liveness;
+    }
+
+    /** A pending row as the ingest stores it ({@code account} may be null). */
+    static void pending(String key, String event, Long account, String body) throws SQLException {
+        try (Connection c = TestDatabase.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+                "insert into webhook_inbox (delivery_key, event, account_id, body) values (?, ?, ?, ?)")) {
+            ps.setString(1, key);
+            ps.setString(2, event);
+            ps.setObject(3, account);
+            ps.setString(4, body);
+            ps.executeUpdate();
+        }
+    }
+
+    /** A pending trade event of {@code account} about {@code ticket}. */
+    static void trade(String key, long account, long ticket) throws SQLException {
+        pending(key, "position.modified", account, "{\"event\":\"position.modified\",\"account_id\":" + account
+                + ",\"data\":{\"ticket\":" + ticket + "}}");
+    }
+
+    /** Every due row, claimed by {@code boot} under {@code lease}. */
+    static List<InboxRow> claimAll(Claimant boot, Duration lease) throws SQLException {
+        return CLAIMS.claim(boot, 1000, 10_000, lease);
+    }
+}

@@ -1,0 +1,100 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxRow;
+import dev.metakit.inbox.metakit.MetaKitApiException;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static dev.metakit.inbox.support.TestDatabase.exec;
+import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static dev.metakit.inbox.worker.ClaimedRows.claimAll;
+import static dev.metakit.inbox.worker.ClaimedRows.trade;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What the worker writes for claimed rows, decided by {@link Outcomes} and recorded on the test database: retries
+ * with the account backing off, failures on a row's own attempts, dead letters, and nothing for rows another boot
+ * took over. Settings: 3 attempts, a 10 s base delay and a 60 s longest, so each delay is told apart.
+ */
+class OutcomesTest {
+    private final WorkerCounters counters = new WorkerCounters();
+    private Claimant boot;
+    private Outcomes outcomes;
+
+    @BeforeEach
+    void clean() throws Exception {
+        TestDatabase.truncateAll();
+        boot = ClaimedRows.beatingBoot("outcomes-test").self();
+        RetryPolicy retries = new RetryPolicy(3, Duration.ofSeconds(10), Duration.ofSeconds(60));
+        outcomes = new Outcomes(ClaimedRows.CLAIMS, boot, retries, Duration.ofSeconds(60), counters);
+    }
+
+    @Test
+    void aFailedReconcileFailsTheRowsWhoseAttemptsAreSpentAndPutsTheOthersOnTheAccountsRetryTime() throws Exception {
+        trade("spent", 1, 10);
+        trade("young", 1, 11);
+        exec("update webhook_inbox set attempts = 2 where delivery_key = 'spent'");
+        AccountWork work = work(1);
+
+        outcomes.failed(work, new MetaKitApiException(500, null, "MetaKit API 500"), "MetaKit API 500").record();
+
+        assertThat(scalar("select count(*) from webhook_inbox where delivery_key = 'spent' and failed_at is not null"
+                + " and last_error = 'MetaKit API 500'")).isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox w join inbox_account_backoff b using (account_id)"
+                + " where w.delivery_key = 'young' and w.next_attempt_at = b.retry_at and w.attempts = 1"
+                + " and b.retry_at between now() + interval '9 seconds' and now() + interval '11 seconds'"))
+                .as("the first retry of the row still going: the base delay").isEqualTo(1);
+        assertThat(counters.failed()).isEqualTo(1);
+        assertThat(counters.retried()).isEqualTo(1);
+    }
+
+    @Test
+    void aRefusedApiKeyGivesTheAttemptBackAndTheAccountWaitsTheLongestDelay() throws Exception {
+        trade("a1", 1, 10);
+        AccountWork work = work(1);
+
+        outcomes.failed(work, new MetaKitApiException(401, null, "MetaKit API 401"), "MetaKit API 401").record();
+
+        assertThat(scalar("select count(*) from webhook_inbox w join inbox_account_backoff b using (account_id)"
+                + " where w.attempts = 0 and w.failed_at is null and w.next_attempt_at = b.retry_at"
+                + " and b.retry_at > now() + interval '55 seconds'")).isEqualTo(1);
+        assertThat(counters.failed()).isZero();
+    }
+
+    @Test
+    void aDeadLetterIsFailedAtOnceWithItsReasonAndCountedUnderIt() throws Exception {
+        ClaimedRows.pending("poison", "position.opened", 1L, "not json");
+        InboxRow row = claimAll(boot, Duration.ofMinutes(1)).get(0);
+
+        outcomes.deadLettered(row, PoisonReason.NOT_JSON, "not valid JSON").record();
+
+        assertThat(TestDatabase.text("select last_error from webhook_inbox where failed_at is not null"))
+                .isEqualTo("unusable body, not retried (not_json): not valid JSON");
+        assertThat(counters.deadLettered(PoisonReason.NOT_JSON)).isEqualTo(1);
+        assertThat(counters.deadLettered(PoisonReason.MALFORMED)).isZero();
+    }
+
+    @Test
+    void rowsAnotherBootTookOverAreNotWrittenButCountedAsFenced() throws Exception {
+        trade("a1", 1, 10);
+        trade("a2", 1, 11);
+        AccountWork work = work(1);
+        exec("update webhook_inbox set claim_token = '00000000-0000-0000-0000-000000000001' where delivery_key = 'a2'");
+
+        outcomes.completed(work).record();
+
+        assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null")).isEqualTo(1);
+        assertThat(counters.processed()).isEqualTo(1);
+        assertThat(counters.fenced()).isEqualTo(1);
+    }
+
+    private AccountWork work(long account) throws Exception {
+        List<InboxRow> rows = claimAll(boot, Duration.ofMinutes(1));
+        return new AccountWork(account, rows, List.of());
+    }
+}

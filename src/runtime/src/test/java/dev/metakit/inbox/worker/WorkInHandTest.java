@@ -1,0 +1,50 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.inbox.InboxRow;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The work an instance holds, on its own clock (nanoTime values given by the test): no database. */
+class WorkInHandTest {
+    private static final Duration LEASE = Duration.ofSeconds(2);
+    private static final long LEASE_NANOS = LEASE.toNanos();
+
+    private final WorkInHand work = new WorkInHand(LEASE);
+
+    @Test
+    void heldWorkIsRenewedUntilALeaseBeforeItsLimitAndGivenUpAtIt() {
+        work.hold(work(1, "k1", "k2"), 0);
+        long limit = WorkInHand.MAX_HOLD_LEASES * LEASE_NANOS;
+
+        assertThat(work.keysToRenew(limit - LEASE_NANOS - 1)).containsExactlyInAnyOrder("k1", "k2");
+        assertThat(work.keysToRenew(limit - LEASE_NANOS)).as("its last lease runs out at the limit").isEmpty();
+        assertThat(work.giveUpOverdue(limit - 1)).isEmpty();
+        assertThat(work.accounts()).containsExactly(1L);
+
+        assertThat(work.giveUpOverdue(limit)).containsExactly(1L);
+        assertThat(work.accounts()).isEmpty();
+        assertThat(work.keys()).isEmpty();
+    }
+
+    @Test
+    void settledWorkIsNoLongerHeldAndTheOtherAccountsStay() {
+        work.hold(work(1, "a"), 0);
+        work.hold(work(2, "b"), 0);
+
+        work.release(1);
+
+        assertThat(work.accounts()).containsExactly(2L);
+        assertThat(work.keys()).containsExactly("b");
+        assertThat(work.keysToRenew(0)).containsExactly("b");
+    }
+
+    private static AccountWork work(long account, String... keys) {
+        List<InboxRow> rows = java.util.Arrays.stream(keys)
+                .map(k -> new InboxRow(k, "position.modified", account, new byte[0], 1)).toList();
+        return new AccountWork(account, rows, List.of());
+    }
+}
