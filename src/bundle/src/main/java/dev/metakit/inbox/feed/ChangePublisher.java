@@ -246,7 +246,7 @@ public class ChangePublisher extends ContextBean {
         this.outlet = outlet;
     }
 
-    /** Accounts published at once by this instance. */
+    /** Publishing rounds at once by this instance, each taking every account queued at its start. */
     public void setConcurrency(int concurrency) {
         if (concurrency < 1) {
             throw new IllegalArgumentException("METAKIT_FEED_CONCURRENCY must be at least 1, got " + concurrency);
