@@ -4,6 +4,7 @@
 #   bench/feed-throughput.sh --changes 20000 --accounts 100 --concurrency 4     # a backlog: changes/s, order on the topic
 #   bench/feed-throughput.sh --changes 1000000 --accounts 100                   # the 1,000,000-change catch-up
 #   bench/feed-throughput.sh --rate 1000 --seconds 30 --accounts 100            # steady writes: lag p50/p99
+#       (after --warmup 10 s of the same writes; --outlet none: an outlet that confirms at once, log: the default's)
 # Figures print as lines starting with "FEED", with CPU per change and the load average.
 # The machine is shared: check `uptime` first; the load average should be low.
 set -euo pipefail

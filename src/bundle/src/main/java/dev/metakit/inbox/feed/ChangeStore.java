@@ -18,6 +18,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -160,19 +162,7 @@ public final class ChangeStore {
      * batch starts the index scan past it rather than over the entries it just made dead.
      */
     static List<FeedChange> unpublished(Connection c, long accountId, long afterSeq, int limit) throws SQLException {
-        List<FeedChange> out = new ArrayList<>(Math.min(limit, 1024));
-        try (PreparedStatement s = c.prepareStatement("select " + COLUMNS + " from position_changes"
-                + " where account_id = ? and published_at is null and seq > ? order by seq limit ?")) {
-            s.setLong(1, accountId);
-            s.setLong(2, afterSeq);
-            s.setInt(3, limit);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    out.add(change(rs));
-                }
-            }
-        }
-        return out;
+        return unpublished(c, Map.of(accountId, afterSeq), limit).getOrDefault(accountId, List.of());
     }
 
     static List<FeedChange> unpublished(Connection c, long accountId, int limit) throws SQLException {
@@ -180,29 +170,78 @@ public final class ChangeStore {
     }
 
     /**
-     * Marks a batch of one account published, in one statement, fenced: only while {@code owner} (a boot token) still
-     * owns the account's feed at {@code epoch} ({@code feed_owners}, {@link FeedOwnership}). FOR SHARE makes a
-     * takeover running at the same moment wait for this mark (then the new owner does not send these changes again),
-     * or this mark see the new epoch and write nothing. Returns how many rows it marked: fewer than asked means some
-     * were no longer this publisher's to mark (0 once the account was taken over).
+     * Of each account (key) its next {@code limit} unpublished changes in seq order after the seq given (value), in
+     * one statement: an index range per account. Accounts without any are left out.
      */
-    static int markPublished(Connection c, long accountId, Collection<Long> changeIds, UUID owner, long epoch)
+    static Map<Long, List<FeedChange>> unpublished(Connection c, Map<Long, Long> afterSeqByAccount, int limit)
             throws SQLException {
+        Map<Long, List<FeedChange>> out = new LinkedHashMap<>();
+        if (afterSeqByAccount.isEmpty()) {
+            return out;
+        }
+        Array accounts = c.createArrayOf("bigint", afterSeqByAccount.keySet().toArray());
+        Array afterSeqs = c.createArrayOf("bigint", afterSeqByAccount.values().toArray());
+        try (PreparedStatement s = c.prepareStatement("select x.* from unnest(?::bigint[], ?::bigint[])"
+                + " with ordinality as due(account, after_seq, i) cross join lateral (select " + COLUMNS
+                + " from position_changes where account_id = due.account and published_at is null"
+                + " and seq > due.after_seq order by seq limit ?) x order by due.i, x.seq")) {
+            s.setArray(1, accounts);
+            s.setArray(2, afterSeqs);
+            s.setInt(3, limit);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    FeedChange change = change(rs);
+                    out.computeIfAbsent(change.accountId(), a -> new ArrayList<>()).add(change);
+                }
+            }
+        } finally {
+            accounts.free();
+            afterSeqs.free();
+        }
+        return out;
+    }
+
+    /**
+     * Marks changes of several accounts published, in one statement, fenced per account: a change is marked only
+     * while {@code owner} (a boot token) still owns its account's feed at the epoch given for it ({@code feed_owners},
+     * {@link FeedOwnership}). FOR SHARE makes a takeover running at the same moment wait for this mark (then the new
+     * owner does not send these changes again), or this mark see the new epoch and write nothing of that account.
+     * Returns how many rows it marked per account: fewer than asked means some were no longer this publisher's to mark
+     * (none once the account was taken over).
+     */
+    static Map<Long, Integer> markPublished(Connection c, Map<Long, Long> epochByAccount, Collection<Long> changeIds,
+                                            UUID owner) throws SQLException {
+        Map<Long, Integer> marked = new HashMap<>();
+        if (changeIds.isEmpty()) {
+            return marked;
+        }
         Array ids = c.createArrayOf("bigint", changeIds.toArray());
+        Array accounts = c.createArrayOf("bigint", epochByAccount.keySet().toArray());
+        Array epochs = c.createArrayOf("bigint", epochByAccount.values().toArray());
         try (PreparedStatement s = c.prepareStatement("""
                 update position_changes p set published_at = now()
-                 where p.account_id = ? and p.change_id = any(?) and p.published_at is null
-                   and exists (select 1 from feed_owners o
-                                where o.account_id = ? and o.owner_token = ? and o.epoch = ? for share)""")) {
-            s.setLong(1, accountId);
-            s.setArray(2, ids);
-            s.setLong(3, accountId);
+                 where p.change_id = any(?) and p.published_at is null
+                   and p.account_id in (select o.account_id
+                                          from feed_owners o
+                                          join unnest(?::bigint[], ?::bigint[]) as l(account_id, epoch)
+                                            on o.account_id = l.account_id and o.epoch = l.epoch
+                                         where o.owner_token = ? for share of o)
+                returning p.account_id""")) {
+            s.setArray(1, ids);
+            s.setArray(2, accounts);
+            s.setArray(3, epochs);
             s.setObject(4, owner);
-            s.setLong(5, epoch);
-            return s.executeUpdate();
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    marked.merge(rs.getLong(1), 1, Integer::sum);
+                }
+            }
         } finally {
             ids.free();
+            accounts.free();
+            epochs.free();
         }
+        return marked;
     }
 
     /** Wakes the publishers for one account ({@code null}: for every account with unpublished changes). */

@@ -11,7 +11,9 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
@@ -158,7 +160,15 @@ final class FeedOwnership {
      * Returns how many it marked: 0 when the account was taken over.
      */
     int markPublished(Connection c, Lease lease, Collection<Long> changeIds) throws SQLException {
-        return ChangeStore.markPublished(c, lease.accountId(), changeIds, self.bootToken(), lease.epoch());
+        return markPublished(c, List.of(lease), changeIds).getOrDefault(lease.accountId(), 0);
+    }
+
+    /** The same for several accounts, in one statement, each fenced by its lease. Returns how many per account. */
+    Map<Long, Integer> markPublished(Connection c, Collection<Lease> leases, Collection<Long> changeIds)
+            throws SQLException {
+        Map<Long, Long> epochs = new LinkedHashMap<>();
+        leases.forEach(l -> epochs.put(l.accountId(), l.epoch()));
+        return ChangeStore.markPublished(c, epochs, changeIds, self.bootToken());
     }
 
     /** Gives up every account this boot owns (a clean stop): the other instances take them at once. */

@@ -6,21 +6,24 @@ import org.apache.camel.AsyncProducer;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongPredicate;
 
 /**
- * Sends one account's batch of changes to the outlet route, asynchronously and in seq order: each send is handed to
- * the route before the previous one is confirmed, so an outlet that confirms later (Kafka's producer: acks from the
- * broker, in order per partition, without duplicates or reordering on its retries when idempotent) has the whole batch
- * in flight; an outlet that answers at once (log, HTTP) sends one after the other. Once a send fails no further one
- * is handed over; the batch's result is its confirmed prefix: the changes before the first one not confirmed.
+ * Sends batches of changes (each of one account) to the outlet route, asynchronously and in seq order per account:
+ * each send is handed to the route before the previous one is confirmed, so an outlet that confirms later (Kafka's
+ * producer: acks from the broker, in order per partition, without duplicates or reordering on its retries when
+ * idempotent) has every batch in flight at once; an outlet that answers at once (log, HTTP) sends one after the other.
+ * Once a send of an account fails no further one of that account is handed over; an account's result is its confirmed
+ * prefix: the changes before its first one not confirmed. The accounts are independent of each other.
  */
 final class OutletBatch {
-    /** What became of a batch: how many changes from its start the outlet confirmed, and the first error if any. */
+    /** What became of an account's batch: how many changes from its start the outlet confirmed, its first error. */
     record Result(int confirmed, Exception error) {
     }
 
@@ -34,70 +37,101 @@ final class OutletBatch {
         this.json = json;
     }
 
-    /** Sends {@code batch} and waits for every send handed over to be answered (or for {@code running} to turn false). */
-    Result send(List<FeedChange> batch, BooleanSupplier running)
+    /**
+     * Sends every account's batch and waits for every send handed over to be answered (or for {@code running} to turn
+     * false). {@code maySend} is asked before each send of an account (its lease): false stops that account there.
+     */
+    Map<Long, Result> send(Map<Long, List<FeedChange>> batches, LongPredicate maySend, BooleanSupplier running)
             throws InterruptedException {
-        int n = batch.size();
-        Exception[] errors = new Exception[n];
-        boolean[] done = new boolean[n];
-        CountDownLatch answered = new CountDownLatch(n);
-        AtomicBoolean failed = new AtomicBoolean();
-        int handed = 0;
-        for (; handed < n; handed++) {
-            if (failed.get() || !running.getAsBoolean()) {
-                break; // the rest waits for the resend, which starts at the first change not confirmed
-            }
-            FeedChange change = batch.get(handed);
-            Exchange exchange;
-            try {
-                exchange = exchange(change);
-            } catch (JsonProcessingException e) {
-                record(errors, done, handed, e, answered, failed);
-                break;
-            }
-            int index = handed;
-            producer.process(exchange, doneSync -> {
-                record(errors, done, index, exchange.getException(), answered, failed);
-            });
-        }
-        for (int i = handed; i < n; i++) {
-            answered.countDown();
+        Map<Long, Sends> sends = new HashMap<>();
+        int total = batches.values().stream().mapToInt(List::size).sum();
+        CountDownLatch answered = new CountDownLatch(total);
+        for (Map.Entry<Long, List<FeedChange>> e : batches.entrySet()) {
+            Sends account = new Sends(e.getValue().size(), answered);
+            sends.put(e.getKey(), account);
+            handOver(e.getValue(), account, () -> maySend.test(e.getKey()));
         }
         while (!answered.await(1, TimeUnit.SECONDS)) {
             if (!running.getAsBoolean()) {
                 break; // stopping: what is not confirmed is sent again after the restart
             }
         }
-        synchronized (done) {
+        Map<Long, Result> results = new HashMap<>();
+        sends.forEach((account, s) -> results.put(account, s.result()));
+        return results;
+    }
+
+    private void handOver(List<FeedChange> batch, Sends sends, BooleanSupplier maySend) {
+        int handed = 0;
+        for (; handed < batch.size(); handed++) {
+            if (sends.failed() || !maySend.getAsBoolean()) {
+                break; // the rest waits for the resend, which starts at the first change not confirmed
+            }
+            Exchange exchange;
+            try {
+                exchange = exchange(batch.get(handed));
+            } catch (JsonProcessingException e) {
+                sends.record(handed, e);
+                handed++;
+                break;
+            }
+            int index = handed;
+            producer.process(exchange, doneSync -> sends.record(index, exchange.getException()));
+        }
+        sends.handed(handed);
+    }
+
+    /** One account's sends: which were answered and how. */
+    private static final class Sends {
+        private final Exception[] errors;
+        private final boolean[] done;
+        private final CountDownLatch answered;
+        private volatile boolean failed;
+        private int handed;
+
+        Sends(int n, CountDownLatch answered) {
+            this.errors = new Exception[n];
+            this.done = new boolean[n];
+            this.answered = answered;
+        }
+
+        boolean failed() {
+            return failed;
+        }
+
+        void record(int index, Exception error) {
+            synchronized (this) {
+                errors[index] = error;
+                done[index] = true;
+            }
+            if (error != null) {
+                failed = true;
+            }
+            answered.countDown();
+        }
+
+        /** {@code n} were handed over: the others are answered now (not sent). */
+        void handed(int n) {
+            synchronized (this) {
+                handed = n;
+            }
+            for (int i = n; i < errors.length; i++) {
+                answered.countDown();
+            }
+        }
+
+        synchronized Result result() {
             int confirmed = 0;
             while (confirmed < handed && done[confirmed] && errors[confirmed] == null) {
                 confirmed++;
             }
-            Exception error = confirmed < n ? firstError(errors, done, n) : null;
-            return new Result(confirmed, error);
-        }
-    }
-
-    private static void record(Exception[] errors, boolean[] done, int index, Exception error,
-                               CountDownLatch answered, AtomicBoolean failed) {
-        synchronized (done) {
-            errors[index] = error;
-            done[index] = true;
-        }
-        if (error != null) {
-            failed.set(true);
-        }
-        answered.countDown();
-    }
-
-    private static Exception firstError(Exception[] errors, boolean[] done, int upTo) {
-        synchronized (done) {
-            for (int i = 0; i < upTo; i++) {
-                if (done[i] && errors[i] != null) {
-                    return errors[i];
+            Exception error = null;
+            for (int i = 0; i < handed && error == null; i++) {
+                if (done[i]) {
+                    error = errors[i];
                 }
             }
-            return null;
+            return new Result(confirmed, confirmed < errors.length ? error : null);
         }
     }
 

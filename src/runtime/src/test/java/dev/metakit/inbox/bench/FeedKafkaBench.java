@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.metakit.inbox.feed.ChangeLine;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.feed.ChangeStore;
 import dev.metakit.inbox.feed.FeedChange;
@@ -50,8 +51,12 @@ import java.util.stream.IntStream;
  * changes/s and CPU per change, then reads the topic back and checks every account's order ({@code --check false}
  * skips that).</li>
  * <li>steady ({@code --rate R --seconds S}): writers commit R changes/s, one per transaction as reconciles do, while
- * the publisher runs; prints the lag ({@code published_at - reconciled_at}) p50/p99/max.</li>
+ * the publisher runs; prints the lag ({@code published_at - reconciled_at}: committed to marked published, after the
+ * outlet confirmed) p50/p99/max of the changes written after {@code --warmup} seconds (default 10: a cold JVM's JIT
+ * and the producer's first metadata are not the steady state), and of all of them.</li>
  * </ul>
+ * {@code --outlet kafka} (default) sends to the broker; {@code log} is the shipped default outlet (a line per change
+ * on the console); {@code none} confirms at once, which leaves the publisher's own part of the lag.
  *
  * <pre>bench/feed-throughput.sh [--changes 20000] [--accounts 100] [--concurrency 4] [--partitions 4]
  * bench/feed-throughput.sh --rate 1000 --seconds 30 [--accounts 100]</pre>
@@ -66,7 +71,8 @@ public final class FeedKafkaBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = new HashMap<>(Map.of("--changes", "20000", "--accounts", "100", "--concurrency", "4",
-                "--partitions", "4", "--rate", "0", "--seconds", "30", "--check", "true"));
+                "--partitions", "4", "--rate", "0", "--seconds", "30", "--check", "true", "--warmup", "10",
+                "--outlet", "kafka"));
         for (int i = 0; i < args.length; i += 2) {
             if (!o.containsKey(args[i])) {
                 throw new IllegalArgumentException("unknown option " + args[i]);
@@ -75,12 +81,18 @@ public final class FeedKafkaBench {
         }
         int accounts = Integer.parseInt(o.get("--accounts"));
         int rate = Integer.parseInt(o.get("--rate"));
+        int warmup = rate > 0 ? Integer.parseInt(o.get("--warmup")) : 0;
+        String outletKind = o.get("--outlet");
+        boolean kafka = outletKind.equals("kafka");
         Path dir = Files.createTempDirectory("feed-kafka-bench");
-        try (KafkaBroker broker = new KafkaBroker(dir).start();
+        try (KafkaBroker broker = kafka ? new KafkaBroker(dir).start() : null;
              HikariDataSource db = pooled()) {
-            broker.createTopic(TOPIC, Integer.parseInt(o.get("--partitions")));
+            if (kafka) {
+                broker.createTopic(TOPIC, Integer.parseInt(o.get("--partitions")));
+            }
             exec(db, "truncate position_changes, position_change_seqs");
             long total;
+            long measuredFrom = 0; // steady: the first change (by its number, ticket - 1000) after the warm-up
             if (rate == 0) {
                 total = (long) (Integer.parseInt(o.get("--changes")) / accounts) * accounts;
                 long t = System.nanoTime();
@@ -92,19 +104,27 @@ public final class FeedKafkaBench {
                 System.out.printf(Locale.ROOT, "FEED backlog of %d changes written in %.1f s%n", total,
                         (System.nanoTime() - t) / 1e9);
             } else {
-                total = (long) rate * Integer.parseInt(o.get("--seconds"));
+                measuredFrom = (long) rate * warmup;
+                total = measuredFrom + (long) rate * Integer.parseInt(o.get("--seconds"));
             }
             CamelContext context = new DefaultCamelContext();
-            String outlet = "kafka:" + TOPIC + "?brokers=" + broker.bootstrapServers();
             context.addRoutes(new RouteBuilder() {
                 @Override
                 public void configure() {
                     errorHandler(noErrorHandler());
-                    from("direct:metakit-change-outlet")
-                            .setHeader("kafka.KEY", simple("${header.MetaKitAccountId}", String.class))
-                            .to(outlet);
+                    var route = from("direct:metakit-change-outlet");
+                    switch (outletKind) {
+                        case "kafka" -> route.setHeader("kafka.KEY", simple("${header.MetaKitAccountId}", String.class))
+                                .to("kafka:" + TOPIC + "?brokers=" + broker.bootstrapServers());
+                        // the shipped default outlet (routes/changes.camel.yaml): a line per change on the console
+                        case "log" -> route.to("log:dev.metakit.inbox.feed.outlet?exchangeFormatter=#changeLine");
+                        // confirms at once: what the publisher itself costs
+                        case "none" -> route.process(e -> { });
+                        default -> throw new IllegalArgumentException("--outlet kafka, log or none, not " + outletKind);
+                    }
                 }
             });
+            context.getRegistry().bind("changeLine", new ChangeLine());
             // the boot whose heartbeat holds the published accounts (feed_owners), as in the shipped beans
             InboxWorker worker = ShippedWorker.create("feed-kafka-bench");
             worker.start();
@@ -122,6 +142,13 @@ public final class FeedKafkaBench {
             long started = System.nanoTime();
             ScheduledExecutorService poll = Executors.newSingleThreadScheduledExecutor();
             poll.scheduleAtFixedRate(publisher::publishDue, 0, 250, TimeUnit.MILLISECONDS); // the feed route's poll
+            var cpuAfterWarmup = new java.util.concurrent.atomic.AtomicReference<>(cpu0);
+            if (warmup > 0) {
+                poll.schedule(() -> {
+                    cpuAfterWarmup.set(cpu(postgres));
+                    return null;
+                }, warmup, TimeUnit.SECONDS);
+            }
             double writeRate = rate > 0 ? write(db, rate, total, accounts) : 0;
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(rate > 0 ? 5 : 30);
             while (publisher.publishedCount() < total && System.nanoTime() < deadline) {
@@ -132,23 +159,27 @@ public final class FeedKafkaBench {
             poll.shutdownNow();
             long published = publisher.publishedCount();
             String load = uptime();
+            long[] from = cpuAfterWarmup.get();
+            long counted = rate > 0 ? total - measuredFrom : published;
             String cpu = String.format(Locale.ROOT, "CPU per change: %.1f us here + %.1f us PostgreSQL + %.1f us broker",
-                    (cpu1[0] - cpu0[0]) / 1e3 / published, (cpu1[1] - cpu0[1]) / 1e3 / published,
-                    (cpu1[2] - cpu0[2]) / 1e3 / published);
+                    (cpu1[0] - from[0]) / 1e3 / counted, (cpu1[1] - from[1]) / 1e3 / counted,
+                    (cpu1[2] - from[2]) / 1e3 / counted);
             if (rate == 0) {
-                System.out.printf(Locale.ROOT, "FEED backlog: %d of %d changes over %d accounts into Kafka,"
+                System.out.printf(Locale.ROOT, "FEED backlog: %d of %d changes over %d accounts into %s,"
                                 + " concurrency %s: %.1f s, %.0f changes/s, %d failures; %s; load %s%n", published, total,
-                        accounts, o.get("--concurrency"), seconds, published / seconds, publisher.failureCount(), cpu,
-                        load);
+                        accounts, outletKind, o.get("--concurrency"), seconds, published / seconds,
+                        publisher.failureCount(), cpu, load);
             } else {
-                System.out.printf(Locale.ROOT, "FEED steady: %.0f changes/s written for %s s over %d accounts, %d of %d"
-                                + " published; lag %s; %d failures; %s; load %s%n", writeRate, o.get("--seconds"),
-                        accounts, published, total, lag(db), publisher.failureCount(), cpu, load);
+                System.out.printf(Locale.ROOT, "FEED steady into %s: %.0f changes/s written for %d + %s s over %d"
+                                + " accounts, %d of %d published; lag after the %d s warm-up %s (all: %s); %d failures;"
+                                + " %s (writers included); load %s%n", outletKind, writeRate, warmup, o.get("--seconds"),
+                        accounts, published, total, warmup, lag(db, measuredFrom), lag(db, 0),
+                        publisher.failureCount(), cpu, load);
             }
             publisher.stop();
             worker.stop();
             context.stop();
-            if (rate == 0 && Boolean.parseBoolean(o.get("--check"))) {
+            if (kafka && rate == 0 && Boolean.parseBoolean(o.get("--check"))) {
                 checkOrder(broker, Integer.parseInt(o.get("--partitions")), total, accounts);
             }
         }
@@ -181,11 +212,13 @@ public final class FeedKafkaBench {
         return total / ((System.nanoTime() - start) / 1e9);
     }
 
-    private static String lag(DataSource db) throws Exception {
+    /** The lag's p50/p99/max of the changes numbered {@code from} on (a change's number is its ticket - 1000). */
+    private static String lag(DataSource db, long from) throws Exception {
         try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
                 "select percentile_cont(0.5) within group (order by l), percentile_cont(0.99) within group (order by l),"
                         + " max(l) from (select extract(epoch from published_at - reconciled_at) * 1000 as l"
-                        + " from position_changes where published_at is not null) x")) {
+                        + " from position_changes where published_at is not null and ticket >= " + (1000 + from)
+                        + ") x")) {
             rs.next();
             return String.format(Locale.ROOT, "p50 %.0f ms, p99 %.0f ms, max %.0f ms", rs.getDouble(1),
                     rs.getDouble(2), rs.getDouble(3));

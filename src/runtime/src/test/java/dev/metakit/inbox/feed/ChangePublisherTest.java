@@ -126,6 +126,24 @@ class ChangePublisherTest {
     }
 
     @Test
+    void anAccountsRefusalHoldsBackThatAccountAloneNotTheOthersPublishedBesideIt() throws Exception {
+        insertChanges(7, 1, 3);
+        insertChanges(8, 1, 3);
+        refuse = id -> id.equals("7:2");
+        // one thread: the two accounts' turns are taken in the same rounds, or one after the other
+        ChangePublisher publisher = publisher(1);
+
+        publishUntil(publisher, () -> ids(8).size() == 3 && publisher.failureCount() >= 2);
+
+        assertThat(ids(8)).containsExactly("8:1", "8:2", "8:3");
+        assertThat(ids(7)).startsWith("7:1", "7:2").doesNotContain("7:3");
+        assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null"
+                + " and account_id = 8")).isZero();
+        assertThat(TestDatabase.scalar("select count(*) from position_changes where published_at is null"
+                + " and account_id = 7")).as("7:2 and 7:3").isEqualTo(2);
+    }
+
+    @Test
     void twoInstancesNeverPublishOneAccountAtOnceAndKeepItsOrder() throws Exception {
         for (long account = 1; account <= 6; account++) {
             insertChanges(account, 1, 15);

@@ -247,7 +247,7 @@ public class MetakitProperties {
     public static class Feed {
         /** How often the publisher looks for due changes, in milliseconds. */
         private long pollIntervalMillis = 250;
-        /** Accounts published at once. */
+        /** Publishing rounds at once (each takes every account queued at its start). */
         private int concurrency = 4;
         /** The first retry's delay after the outlet failed, in milliseconds (doubling). */
         private long backoffBaseMillis = 1000;
