@@ -8,6 +8,7 @@ import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.feed.ChangeStore;
 import dev.metakit.inbox.feed.FeedChange;
 import dev.metakit.inbox.support.KafkaBroker;
+import dev.metakit.inbox.support.ShippedProperties;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.worker.InboxWorker;
@@ -95,12 +96,13 @@ public final class FeedKafkaBench {
                 total = (long) rate * Integer.parseInt(o.get("--seconds"));
             }
             CamelContext context = new DefaultCamelContext();
+            context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
             String outlet = "kafka:" + TOPIC + "?brokers=" + broker.bootstrapServers();
             context.addRoutes(new RouteBuilder() {
                 @Override
                 public void configure() {
                     errorHandler(noErrorHandler());
-                    from("direct:metakit-change-outlet")
+                    from("{{metakit.feed.outlet-endpoint}}")
                             .setHeader("kafka.KEY", simple("${header.MetaKitAccountId}", String.class))
                             .to(outlet);
                 }

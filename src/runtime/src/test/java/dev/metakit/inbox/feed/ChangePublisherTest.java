@@ -2,6 +2,7 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.metakit.inbox.support.ShippedProperties;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.worker.Claimant;
@@ -271,6 +272,7 @@ class ChangePublisherTest {
 
     private ChangePublisher publisher(int concurrency, Consumer<InboxWorker> workerSettings) throws Exception {
         CamelContext context = new DefaultCamelContext();
+        context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
         context.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {
