@@ -21,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ReconcileStepsTest {
     private static final long ACCOUNT = 2;
     private static final Instant T0 = Instant.parse("2026-12-02T10:00:00Z");
-    private static final byte[] NO_POSITIONS = json("{\"positions\":[]}");
-    private static final byte[] NO_DEALS = json("{\"deals\":[]}");
+    private static final byte[] NO_POSITIONS = json("[]");
+    private static final byte[] NO_DEALS = json("[]");
 
     private final ReconcileSteps steps = new ReconcileSteps();
 
@@ -40,8 +40,8 @@ class ReconcileStepsTest {
         assertThat(r.snapshotAt()).isEqualTo(T0);
         assertThat(r.positionsPath()).isEqualTo("/v1/accounts/2/positions");
 
-        r = steps.positionsReceived(r, json("{\"positions\":[{\"ticket\":10,\"symbol\":\"EURUSD\",\"type\":\"buy\","
-                + "\"volume\":0.10,\"price_open\":1.0845,\"time\":\"2026-12-02T09:59:00Z\"}]}"));
+        r = steps.positionsReceived(r, json("[{\"ticket\":10,\"symbol\":\"EURUSD\",\"type\":\"buy\","
+                + "\"volume\":0.10,\"price_open\":1.0845,\"time\":\"2026-12-02T09:59:00Z\"}]"));
         assertThat(r.dealsNeeded()).as("nothing vanished, nothing unknown: no deals call").isFalse();
 
         ReconcileResult result = steps.apply(r);
@@ -60,9 +60,9 @@ class ReconcileStepsTest {
         // the hint's time minus the lookback (a day)
         assertThat(r.dealsPath()).isEqualTo("/v1/accounts/2/deals?from=2026-12-01T10%3A00%3A00Z");
 
-        r = steps.dealsReceived(r, json("{\"deals\":["
+        r = steps.dealsReceived(r, json("["
                 + deal(500, 77, "in", "buy", "1.08450", "0.00", "2026-12-02T09:58:00Z") + ","
-                + deal(501, 77, "out", "sell", "1.08650", "20.00", "2026-12-02T09:59:00Z") + "]}"));
+                + deal(501, 77, "out", "sell", "1.08650", "20.00", "2026-12-02T09:59:00Z") + "]"));
         ReconcileResult result = steps.apply(r);
 
         assertThat(result.closed()).isEqualTo(1);
