@@ -31,7 +31,7 @@ import java.util.function.LongSupplier;
  */
 public class ChangePublisher extends ContextBean {
     private static final Logger LOG = LoggerFactory.getLogger(ChangePublisher.class);
-    static final String DEFAULT_OUTLET = "direct:metakit-change-outlet";
+    static final String DEFAULT_OUTLET = "{{metakit.feed.outlet-endpoint}}";
     static final int DEFAULT_BATCH_SIZE = 500;
 
     private final ObjectWriter json = JsonMapper.builder().build().writer();

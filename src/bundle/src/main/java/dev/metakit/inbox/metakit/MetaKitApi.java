@@ -9,10 +9,18 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The REST paths of MetaKit, relative to the configured base URL (no leading host, always a leading slash).
- * Stateless and thread-safe.
+ * The REST paths of MetaKit, relative to the configured base URL (no leading host, always a leading slash), and the
+ * endpoint that GETs them. Stateless and thread-safe.
  */
 public class MetaKitApi {
+    /**
+     * The route of routes/metakit-api.camel.yaml that makes one MetaKit GET: the path (with its query) in as the body,
+     * the answer's bytes out as the body, a non-2xx answer a {@link MetaKitApiException}. The route file owns the call
+     * and integrators edit it, so its endpoint is named by a setting that the file's {@code from} and the Java that
+     * calls it both read: the name exists once, in application.properties, and a route replacing it
+     * ({@code metakit.routes.replaced}) can be named there too.
+     */
+    public static final String GET_ENDPOINT = "{{metakit.api.get-endpoint}}";
 
     private static final DateTimeFormatter ISO_SECONDS = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss'Z'")
             .withZone(java.time.ZoneOffset.UTC);

@@ -4,6 +4,7 @@ import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.inbox.InboxAdmin;
+import dev.metakit.inbox.metakit.MetaKitApi;
 import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.reconcile.DeliveryStatusWatch;
 import dev.metakit.inbox.signature.SignatureVerificationException;
@@ -67,7 +68,7 @@ public class InboxMetrics extends ContextBean {
     @Override
     public void startWithContext() throws Exception {
         super.startWithContext();
-        notifier = new MetricsEventNotifier(this);
+        notifier = new MetricsEventNotifier(this, getCamelContext().resolvePropertyPlaceholders(MetaKitApi.GET_ENDPOINT));
         getCamelContext().getManagementStrategy().addEventNotifier(notifier);
         if (getCamelContext().isStarted()) {
             ServiceHelper.startService(notifier);

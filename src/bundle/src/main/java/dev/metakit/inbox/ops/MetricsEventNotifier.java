@@ -1,6 +1,8 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.metakit.MetaKitApi;
 import dev.metakit.inbox.metakit.MetaKitApiException;
+import dev.metakit.inbox.reconcile.AccountReconcile;
 import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import org.apache.camel.Exchange;
 import org.apache.camel.spi.CamelEvent;
@@ -13,9 +15,9 @@ import org.apache.camel.util.URISupport;
 
 /**
  * Turns exchange events into the bundle's meters, so the routes stay as they are: a send to
- * {@link ReconcileRoutes#RECONCILE_ACCOUNT} is one reconcile (its trigger taken from the
- * {@link ReconcileRoutes#TRIGGER_HEADER} header when it is sent, {@code event} when the worker sends it), an HTTP send
- * that carries {@code metakitCallPath} is one MetaKit call, and a finished exchange that came in on the webhook's
+ * {@link ReconcileRoutes#RECONCILE_ACCOUNT} is one reconcile (its trigger taken from the {@link AccountReconcile} it is
+ * sent), an HTTP send inside a send to {@link MetaKitApi#GET_ENDPOINT} is one MetaKit call (its kind taken from the
+ * path that send carried), and a finished exchange that came in on the webhook's
  * path (whatever the ingest route is called) is one answer: accepted (stored or duplicate), rejected or
  * unavailable. Counting here rather than with {@code micrometer:} steps keeps three endpoint sends per delivery off the
  * ack path.
@@ -23,12 +25,16 @@ import org.apache.camel.util.URISupport;
 class MetricsEventNotifier extends EventNotifierSupport {
     private static final String RECONCILE_URI = normalized(ReconcileRoutes.RECONCILE_ACCOUNT);
     static final String TRIGGER_PROPERTY = "metakitReconcileTrigger";
-    private static final String CALL_PATH = "metakitCallPath";
+    /** the path of the MetaKit GET an exchange is in, for the HTTP send it makes */
+    private static final String CALL_PATH_PROPERTY = "metakitApiCallPath";
 
     private final InboxMetrics metrics;
+    private final String getUri;
 
-    MetricsEventNotifier(InboxMetrics metrics) {
+    /** @param getEndpoint the endpoint of MetaKit GETs, {@link MetaKitApi#GET_ENDPOINT} resolved */
+    MetricsEventNotifier(InboxMetrics metrics, String getEndpoint) {
         this.metrics = metrics;
+        this.getUri = normalized(getEndpoint);
         setIgnoreCamelContextEvents(true);
         setIgnoreRouteEvents(true);
         setIgnoreServiceEvents(true);
@@ -41,10 +47,15 @@ class MetricsEventNotifier extends EventNotifierSupport {
     @Override
     public void notify(CamelEvent event) {
         if (event instanceof ExchangeSendingEvent sending) {
-            if (RECONCILE_URI.equals(sending.getEndpoint().getEndpointUri())) {
-                Exchange e = sending.getExchange();
-                // headers do not survive the reconcile's enrich calls: keep the trigger in a property
-                e.setProperty(TRIGGER_PROPERTY, e.getMessage().getHeader(ReconcileRoutes.TRIGGER_HEADER, "event", String.class));
+            Exchange e = sending.getExchange();
+            String uri = sending.getEndpoint().getEndpointUri();
+            if (RECONCILE_URI.equals(uri)) {
+                // once sent, the body is the reconcile's result: keep its trigger beside it
+                e.setProperty(TRIGGER_PROPERTY, e.getMessage().getBody() instanceof AccountReconcile r
+                        ? r.trigger() : AccountReconcile.EVENT);
+            } else if (getUri.equals(uri)) {
+                // the path is the body only until the GET route sends it: keep it for that HTTP send
+                e.setProperty(CALL_PATH_PROPERTY, e.getMessage().getBody(String.class));
             }
         } else if (event instanceof ExchangeSentEvent sent) {
             sent(sent);
@@ -60,10 +71,10 @@ class MetricsEventNotifier extends EventNotifierSupport {
         Exchange e = sent.getExchange();
         String uri = sent.getEndpoint().getEndpointUri();
         if (RECONCILE_URI.equals(uri)) {
-            String trigger = e.getProperty(TRIGGER_PROPERTY, "event", String.class);
+            String trigger = e.getProperty(TRIGGER_PROPERTY, AccountReconcile.EVENT, String.class);
             metrics.reconciled(trigger, e.getException() == null, sent.getTimeTaken());
-        } else if (uri.startsWith("http") && e.getProperty(CALL_PATH) != null) {
-            metrics.apiCalled(endpointKind(e.getProperty(CALL_PATH, String.class)), status(e));
+        } else if (uri.startsWith("http") && e.getProperty(CALL_PATH_PROPERTY) != null) {
+            metrics.apiCalled(endpointKind(e.getProperty(CALL_PATH_PROPERTY, String.class)), status(e));
         }
     }
 

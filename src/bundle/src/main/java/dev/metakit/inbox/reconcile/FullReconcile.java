@@ -55,8 +55,11 @@ public class FullReconcile {
         }
     }
 
-    /** Lists the accounts to reconcile (empty when another instance already ran this period). */
-    public List<Long> begin(Exchange exchange) throws SQLException {
+    /**
+     * Lists the accounts to reconcile, each as a full scan with the run's trigger (empty when another instance
+     * already ran this period).
+     */
+    public List<AccountReconcile> begin(Exchange exchange) throws SQLException {
         String trigger = exchange.getMessage().getHeader(ReconcileRoutes.TRIGGER_HEADER, PERIODIC, String.class);
         List<Long> accounts = accounts();
         Long runId = openRun(trigger, accounts.size());
@@ -66,7 +69,7 @@ public class FullReconcile {
         }
         exchange.setProperty(RUN, new Run(runId, trigger, accounts.size()));
         LOG.info("Full reconcile #{} ({}): {} accounts", runId, trigger, accounts.size());
-        return accounts;
+        return accounts.stream().map(account -> AccountReconcile.fullScan(account, trigger)).toList();
     }
 
     public void accountDone(Exchange exchange) {
@@ -80,11 +83,8 @@ public class FullReconcile {
     public void accountFailed(Exchange exchange) {
         Run run = exchange.getProperty(RUN, Run.class);
         Exception e = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
-        // the header is gone once an enrich replaced the message: the reconcile steps keep the id as a property
-        Long account = exchange.getProperty(ReconcileSteps.ACCOUNT, Long.class);
-        if (account == null) {
-            account = exchange.getMessage().getHeader(ReconcileRoutes.ACCOUNT_HEADER, Long.class);
-        }
+        // the reconcile's answers replaced the body it was given: it keeps the request beside it
+        long account = ReconcileRoutes.reconcile(exchange).accountId();
         String error = e == null ? "reconcile failed" : e.getMessage();
         LOG.warn("Full reconcile #{}: account {} failed: {}", run.id, account, error);
         accountReconciler.recordFailure(account, error);

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.reconcile.AccountReconcile;
 import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import org.apache.camel.builder.RouteBuilder;
 
@@ -31,11 +32,11 @@ public class WorkerRoutes extends RouteBuilder {
         from(DRAIN).routeId(DRAIN_ROUTE).startupOrder(40)
                 .setBody(method("inboxWorker", "claim"))
                 .split(body()).parallelProcessing().executorService("metakitWorkerPool").id("reconcile-claimed-accounts")
+                    // kept for its outcome: the reconcile replaces the body
                     .setProperty(WORK_PROPERTY, body())
-                    .setHeader(ReconcileRoutes.ACCOUNT_HEADER, simple("${body.accountId}"))
-                    // replayed deliveries find changes with source=replay
-                    .setHeader(ReconcileRoutes.TRIGGER_HEADER, simple("${body.trigger}"))
-                    .setBody(simple("${body.hints}"))
+                    // the deliveries' tickets are hints; replayed deliveries find changes with source=replay
+                    .transform().body(AccountWork.class,
+                            work -> AccountReconcile.forDeliveries(work.accountId(), work.hints(), work.trigger()))
                     .doTry()
                         .to(ReconcileRoutes.RECONCILE_ACCOUNT)
                         .bean("inboxWorker", "completed(${exchangeProperty." + WORK_PROPERTY + "})")

@@ -6,6 +6,7 @@ import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.FeedMaintenance;
 import dev.metakit.inbox.reconcile.ReconcileResult;
+import dev.metakit.inbox.reconcile.AccountReconcile;
 import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
@@ -23,7 +24,6 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -109,10 +109,8 @@ public class OpsPage extends ContextBean {
         }), false);
         router.route(HttpMethod.POST, path + "/api/reconcile").blockingHandler(ctx -> api(ctx, () -> {
             long account = Long.parseLong(ctx.request().getParam("account"));
-            Map<String, Object> headers = new LinkedHashMap<>();
-            headers.put(ReconcileRoutes.ACCOUNT_HEADER, account);
-            headers.put(ReconcileRoutes.TRIGGER_HEADER, "manual");
-            Object result = producer.requestBodyAndHeaders(ReconcileRoutes.RECONCILE_ACCOUNT, "", headers);
+            Object result = producer.requestBody(ReconcileRoutes.RECONCILE_ACCOUNT,
+                    AccountReconcile.asked(account, "manual"));
             String words = result instanceof ReconcileResult r ? r.inWords() : String.valueOf(result);
             LOG.info("Ops page: reconcile of account {} asked for: {}", account, words);
             return Map.of("account", account, "result", words);

@@ -9,6 +9,7 @@ import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.feed.ChangeStore;
 import dev.metakit.inbox.feed.FeedChange;
 import dev.metakit.inbox.support.KafkaBroker;
+import dev.metakit.inbox.support.ShippedProperties;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.worker.InboxWorker;
@@ -108,11 +109,12 @@ public final class FeedKafkaBench {
                 total = measuredFrom + (long) rate * Integer.parseInt(o.get("--seconds"));
             }
             CamelContext context = new DefaultCamelContext();
+            context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
             context.addRoutes(new RouteBuilder() {
                 @Override
                 public void configure() {
                     errorHandler(noErrorHandler());
-                    var route = from("direct:metakit-change-outlet");
+                    var route = from("{{metakit.feed.outlet-endpoint}}");
                     switch (outletKind) {
                         case "kafka" -> route.setHeader("kafka.KEY", simple("${header.MetaKitAccountId}", String.class))
                                 .to("kafka:" + TOPIC + "?brokers=" + broker.bootstrapServers());

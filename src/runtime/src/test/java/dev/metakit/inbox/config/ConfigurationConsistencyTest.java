@@ -37,7 +37,6 @@ class ConfigurationConsistencyTest {
             "METAKIT_LOG_FORMAT", "read by log4j2.properties when the JVM starts, before any configuration",
             "METAKIT_SANDBOX_SEED", "the sandbox's own knob",
             "METAKIT_SANDBOX_RATE", "the sandbox's own knob",
-            "METAKIT_GET", "a Java constant (the direct: endpoint of MetaKit GETs)",
             "METAKIT_BUILD_DIR", "the bench scripts' build directory",
             "METAKIT_TEST_DATABASE_URL", "the tests' own PostgreSQL (support/ExternalTestServer)",
             "METAKIT_TEST_DATABASE_USER", "the tests' own PostgreSQL (support/ExternalTestServer)",

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InstanceLiveness;
+import dev.metakit.inbox.support.ShippedProperties;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.worker.InboxWorker;
@@ -289,6 +290,7 @@ class ChangePublisherTest {
 
     private ChangePublisher publisher(int concurrency, Consumer<InboxWorker> workerSettings) throws Exception {
         CamelContext context = new DefaultCamelContext();
+        context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
         context.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {

@@ -2,6 +2,7 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.ShippedProperties;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.worker.InboxWorker;
@@ -191,6 +192,7 @@ class ExternalPublisherTest {
 
     private ChangePublisher publisher(String mode) throws Exception {
         context = new DefaultCamelContext();
+        context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
         context.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.support.ShippedProperties;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.worker.InboxWorker;
@@ -247,6 +248,7 @@ class FeedPaceTest {
 
     private ChangePublisher start(RouteBuilder routes) throws Exception {
         CamelContext context = new DefaultCamelContext();
+        context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
         ChangePublisher p = new ChangePublisher();
         context.getRegistry().bind("changePublisher", p);
         context.addRoutes(routes);

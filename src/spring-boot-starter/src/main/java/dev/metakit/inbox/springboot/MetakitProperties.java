@@ -150,6 +150,11 @@ public class MetakitProperties {
         private long connectTimeoutMillis = 3000;
         /** The read timeout of an API call, in milliseconds. */
         private long readTimeoutMillis = 15_000;
+        /**
+         * The endpoint of the route that makes one MetaKit GET (metakit-api-get of the bundle's metakit-api.camel.yaml),
+         * which the route and the bundle's Java both read. Change it only for a route of your own that replaces it.
+         */
+        private String getEndpoint = "direct:metakit-get";
 
         public String getUrl() { return url; }
         public void setUrl(String url) { this.url = url; }
@@ -161,6 +166,8 @@ public class MetakitProperties {
         public void setConnectTimeoutMillis(long millis) { this.connectTimeoutMillis = millis; }
         public long getReadTimeoutMillis() { return readTimeoutMillis; }
         public void setReadTimeoutMillis(long millis) { this.readTimeoutMillis = millis; }
+        public String getGetEndpoint() { return getEndpoint; }
+        public void setGetEndpoint(String getEndpoint) { this.getEndpoint = getEndpoint; }
     }
 
     /** The worker that drains the inbox. */
@@ -261,6 +268,12 @@ public class MetakitProperties {
          * Debezium").
          */
         private String publisher = "in-process";
+        /**
+         * The endpoint of the outlet route (metakit-change-outlet of the bundle's changes.camel.yaml) the publisher
+         * sends each change to, which the route and the publisher both read. Change it only for an outlet route of your
+         * own that replaces it.
+         */
+        private String outletEndpoint = "direct:metakit-change-outlet";
 
         public long getPollIntervalMillis() { return pollIntervalMillis; }
         public void setPollIntervalMillis(long millis) { this.pollIntervalMillis = millis; }
@@ -274,6 +287,8 @@ public class MetakitProperties {
         public void setRetention(Duration retention) { this.retention = retention; }
         public String getPublisher() { return publisher; }
         public void setPublisher(String publisher) { this.publisher = publisher; }
+        public String getOutletEndpoint() { return outletEndpoint; }
+        public void setOutletEndpoint(String outletEndpoint) { this.outletEndpoint = outletEndpoint; }
     }
 
     /** The routes the bundle's guarantees rest on (README "Essential routes"). */
