@@ -8,6 +8,7 @@ import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestSignatures;
 import dev.metakit.inbox.worker.WorkerRoutes;
 import org.apache.camel.CamelContext;
+import org.apache.camel.component.direct.DirectComponent;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckHelper;
 import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpServer;
@@ -79,6 +80,10 @@ class RoutesOnAPlainCamelContextTest {
         try (FakeMetaKit metakit = new FakeMetaKit(); CamelContext context = new DefaultCamelContext()) {
             hostedBundle(context, port, metakit, file -> true);
             context.addRoutes(new WorkerRoutes());
+            // the periodic reconcile fires at startup into direct:full-reconcile, which this host never registered:
+            // Camel's direct producer waits 30 s (its default) for a consumer, and closing the context waits for it.
+            // Nothing asserted here depends on that wait; 1 s keeps the test from idling through it
+            context.getComponent("direct", DirectComponent.class).setTimeout(1000);
             context.start();
 
             HealthCheck.Result essential = readiness(context);
