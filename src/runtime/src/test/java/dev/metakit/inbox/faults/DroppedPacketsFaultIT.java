@@ -2,7 +2,7 @@ package dev.metakit.inbox.faults;
 
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.FaultWindow;
-import dev.metakit.inbox.support.FreezingProxy;
+import dev.metakit.inbox.support.TcpProxy;
 import dev.metakit.inbox.support.HealthWatch;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
@@ -23,7 +23,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A network that drops every packet between the bundle and PostgreSQL for 20 s, sockets left open
- * ({@link FreezingProxy}), under steady signed traffic, every setting at its default: each delivery in the freeze
+ * ({@link TcpProxy}), under steady signed traffic, every setting at its default: each delivery in the freeze
  * answered 503 within its commit timeout (2 s), health answering within its 1 s deadline all along, DOWN with the
  * reason, 2xx again within moments of the thaw, and nothing acked lost. In failsafe with the other long fault tests.
  */
@@ -42,14 +42,14 @@ class DroppedPacketsFaultIT {
     @TempDir
     Path dataDir;
     private StoppablePostgres postgres;
-    private FreezingProxy proxy;
+    private TcpProxy proxy;
     private FakeMetaKit metakit;
     private RunningInbox inbox;
 
     @BeforeEach
     void start() throws Exception {
         postgres = new StoppablePostgres(dataDir);
-        proxy = new FreezingProxy(postgres.port());
+        proxy = new TcpProxy(postgres.port());
         metakit = new FakeMetaKit();
         metakit.openOnePositionEach(ACCOUNTS, "0.10");
         inbox = RunningInbox.start(Map.of(
@@ -62,7 +62,7 @@ class DroppedPacketsFaultIT {
 
     @AfterEach
     void stop() throws Exception {
-        try (StoppablePostgres p = postgres; FakeMetaKit m = metakit; FreezingProxy x = proxy) {
+        try (StoppablePostgres p = postgres; FakeMetaKit m = metakit; TcpProxy x = proxy) {
             if (inbox != null) {
                 inbox.close();
             }

@@ -3,7 +3,7 @@ package dev.metakit.inbox.worker;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxAudit;
 import dev.metakit.inbox.support.InboxProcess;
-import dev.metakit.inbox.support.RoundRobinProxy;
+import dev.metakit.inbox.support.TcpProxy;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
 import dev.metakit.inbox.support.TestDatabase;
@@ -54,7 +54,7 @@ class ThreeInstancesBehindProxyIT {
     private FakeMetaKit metakit;
     private InboxAudit audit;
     private final List<InboxProcess> instances = new ArrayList<>();
-    private RoundRobinProxy proxy;
+    private TcpProxy proxy;
 
     @BeforeEach
     void start() {
@@ -73,7 +73,7 @@ class ThreeInstancesBehindProxyIT {
                     "METAKIT_STATUS_INTERVAL", "PT1H")));
         }
         InboxProcess.startAll(instances);
-        proxy = new RoundRobinProxy(instances.stream().map(p -> p.webhookUri().getPort()).toList());
+        proxy = new TcpProxy(instances.stream().map(p -> p.webhookUri().getPort()).toList());
     }
 
     @AfterEach
