@@ -33,9 +33,7 @@ class ApiOutageFaultTest {
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
+        metakit = FakeMetaKit.onCleanDatabase(ACCOUNTS);
         metakit.latency(5);
         // backoff compressed 5x against the defaults, so attempts are raised to keep a row from failing over an
         // outage the defaults would ride out (1 s base, 8 attempts: about two minutes)

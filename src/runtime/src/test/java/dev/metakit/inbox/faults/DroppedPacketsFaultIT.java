@@ -50,8 +50,7 @@ class DroppedPacketsFaultIT {
     void start() throws Exception {
         postgres = new StoppablePostgres(dataDir);
         proxy = new TcpProxy(postgres.port());
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
+        metakit = FakeMetaKit.withOnePositionEach(ACCOUNTS);
         inbox = RunningInbox.start(Map.of(
                 "metakit.database.url", "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres",
                 "metakit.database.user", "postgres",

@@ -40,8 +40,7 @@ class FailoverFaultIT {
     @BeforeEach
     void start() throws Exception {
         servers = PrimaryAndStandby.start(root);
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
+        metakit = FakeMetaKit.withOnePositionEach(ACCOUNTS);
         inbox = RunningInbox.start(Map.of(
                 "metakit.database.url", servers.multiHostUrl(),
                 "metakit.database.user", "postgres",

@@ -55,10 +55,8 @@ class InstanceRecoveryFaultIT {
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
+        metakit = FakeMetaKit.onCleanDatabase(ACCOUNTS);
         audit = InboxAudit.install();
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
     }
 
     @AfterEach

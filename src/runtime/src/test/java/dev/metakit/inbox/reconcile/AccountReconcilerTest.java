@@ -3,24 +3,17 @@ package dev.metakit.inbox.reconcile;
 import dev.metakit.inbox.metakit.ApiDeal;
 import dev.metakit.inbox.metakit.ApiPosition;
 import dev.metakit.inbox.metakit.WebhookEvent;
-import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.BeforeEach;
+import dev.metakit.inbox.support.ReconcileFixture;
 import org.junit.jupiter.api.Test;
 
-import javax.sql.DataSource;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
-import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -30,19 +23,7 @@ import java.util.concurrent.TimeoutException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class AccountReconcilerTest {
-
-    private static final long ACCOUNT = 2;
-    private static final Instant T0 = Instant.parse("2026-12-02T10:00:00Z");
-
-    private final DataSource db = TestDatabase.dataSource();
-    private final AccountReconciler reconciler = new AccountReconciler(db, Duration.ofDays(1),
-            Clock.fixed(T0.plusSeconds(3600), ZoneOffset.UTC));
-
-    @BeforeEach
-    void cleanSlate() {
-        TestDatabase.truncateAll();
-    }
+class AccountReconcilerTest extends ReconcileFixture {
 
     // ---- open
 
@@ -442,14 +423,7 @@ class AccountReconcilerTest {
     }
 
     private static ApiPosition position(long ticket, String volume, String priceOpen, Instant time) {
-        return new ApiPosition(ticket, "EURUSD", "buy", new BigDecimal(volume), new BigDecimal(priceOpen),
-                new BigDecimal("0"), new BigDecimal("0"), new BigDecimal("-1.25"), new BigDecimal("0.00"), time);
-    }
-
-    private static ApiDeal deal(long ticket, long positionId, String entry, String type, String volume, String price,
-                                String profit, Instant time) {
-        return new ApiDeal(ticket, positionId, ticket + 10_000, "EURUSD", type, entry, new BigDecimal(volume),
-                new BigDecimal(price), new BigDecimal(profit), new BigDecimal("-0.07"), BigDecimal.ZERO, time);
+        return position(ticket, volume, priceOpen, "0", time);
     }
 
     private List<Map<String, Object>> table() {
@@ -480,23 +454,5 @@ class AccountReconcilerTest {
     private static Instant instant(Map<String, Object> row, String column) {
         Object v = row.get(column);
         return v == null ? null : ((java.sql.Timestamp) v).toInstant();
-    }
-
-    private List<Map<String, Object>> query(String sql) {
-        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(sql);
-             ResultSet rs = s.executeQuery()) {
-            ResultSetMetaData md = rs.getMetaData();
-            List<Map<String, Object>> rows = new ArrayList<>();
-            while (rs.next()) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                for (int i = 1; i <= md.getColumnCount(); i++) {
-                    row.put(md.getColumnName(i), rs.getObject(i));
-                }
-                rows.add(row);
-            }
-            return rows;
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

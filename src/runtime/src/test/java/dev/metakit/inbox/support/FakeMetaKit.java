@@ -157,6 +157,22 @@ public final class FakeMetaKit implements AutoCloseable {
      * Accounts 1 to {@code accounts} each list one open position, ticket {@code account * 100}, of {@code volume},
      * opened a minute ago: the truth the fault tests' accounts converge to.
      */
+    /**
+     * The fault tests' starting point: the test database emptied, and a test double with one 0.10 lot position open
+     * on each of accounts 1..n.
+     */
+    public static FakeMetaKit onCleanDatabase(int accounts) {
+        TestDatabase.truncateAll();
+        return withOnePositionEach(accounts);
+    }
+
+    /** A test double with one 0.10 lot position open on each of accounts 1..n (ticket: the account times 100). */
+    public static FakeMetaKit withOnePositionEach(int accounts) {
+        FakeMetaKit metakit = new FakeMetaKit();
+        metakit.openOnePositionEach(accounts, "0.10");
+        return metakit;
+    }
+
     public void openOnePositionEach(int accounts, String volume) {
         Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
         for (long account = 1; account <= accounts; account++) {

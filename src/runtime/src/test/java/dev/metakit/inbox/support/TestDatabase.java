@@ -144,6 +144,25 @@ public final class TestDatabase {
         }
     }
 
+    /** Every row of a query, each a map from column name to value in the columns' order, on any database. */
+    public static java.util.List<java.util.Map<String, Object>> rows(DataSource on, String sql) {
+        try (Connection c = on.getConnection(); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery(sql)) {
+            java.sql.ResultSetMetaData md = rs.getMetaData();
+            java.util.List<java.util.Map<String, Object>> rows = new java.util.ArrayList<>();
+            while (rs.next()) {
+                java.util.Map<String, Object> row = new java.util.LinkedHashMap<>();
+                for (int i = 1; i <= md.getColumnCount(); i++) {
+                    row.put(md.getColumnName(i), rs.getObject(i));
+                }
+                rows.add(row);
+            }
+            return rows;
+        } catch (SQLException e) {
+            throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
     /** The first column of every row of a query, as strings, on any database. */
     public static java.util.Set<String> strings(DataSource on, String sql) {
         try (Connection c = on.getConnection(); Statement s = c.createStatement();

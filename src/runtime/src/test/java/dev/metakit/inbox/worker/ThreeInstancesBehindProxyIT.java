@@ -58,10 +58,8 @@ class ThreeInstancesBehindProxyIT {
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
+        metakit = FakeMetaKit.onCleanDatabase(ACCOUNTS);
         audit = InboxAudit.install();
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
         // slow enough that an instance always has claimed rows in flight when it is killed
         metakit.latency(100);
         for (int i = 1; i <= 3; i++) {
