@@ -15,7 +15,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -51,12 +50,7 @@ class DroppedPacketsFaultIT {
         postgres = new StoppablePostgres(dataDir);
         proxy = new TcpProxy(postgres.port());
         metakit = FakeMetaKit.withOnePositionEach(ACCOUNTS);
-        inbox = RunningInbox.start(Map.of(
-                "metakit.database.url", "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres",
-                "metakit.database.user", "postgres",
-                "metakit.database.password", "",
-                "metakit.api.url", metakit.url(),
-                "metakit.api.key", FakeMetaKit.API_KEY));
+        inbox = RunningInbox.onServer("jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres", metakit);
     }
 
     @AfterEach

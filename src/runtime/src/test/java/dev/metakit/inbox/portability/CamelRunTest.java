@@ -103,17 +103,7 @@ class CamelRunTest {
                 "file:" + RunningInbox.basedir().resolve("application.properties"));
         main.addInitialProperty("camel.jbang.platform-http.port", String.valueOf(httpPort));
         // what the environment would say (HTTP_PORT, METAKIT_WEBHOOK_SECRET, DATABASE_URL, ...)
-        main.addOverrideProperty("camel.server.port", String.valueOf(httpPort));
-        main.addOverrideProperty("camel.server.host", "127.0.0.1");
-        main.addOverrideProperty("camel.management.port", String.valueOf(managementPort));
-        main.addOverrideProperty("camel.management.host", "127.0.0.1");
-        main.addOverrideProperty("metakit.webhook.secret", RunningInbox.SECRET);
-        main.addOverrideProperty("metakit.api.url", "http://127.0.0.1:9");
-        main.addOverrideProperty("metakit.api.key", "no-metakit-in-this-test");
-        main.addOverrideProperty("metakit.database.url", TestDatabase.jdbcUrl());
-        main.addOverrideProperty("metakit.database.user", TestDatabase.user());
-        main.addOverrideProperty("metakit.database.password",
-                TestDatabase.password() == null ? "" : TestDatabase.password());
+        RunningInbox.testSettings(httpPort, managementPort).forEach(main::addOverrideProperty);
         return main;
     }
 
