@@ -4,6 +4,7 @@ import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RawHttp;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SharedInbox;
+import dev.metakit.inbox.support.TestEvents;
 import dev.metakit.inbox.support.TestSignatures;
 import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.Test;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
+import static dev.metakit.inbox.support.TestSignatures.now;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,12 +29,7 @@ class HostileRequestsTest {
     static final SharedInbox shared = SharedInbox.ingestOnly();
 
     private static byte[] body(long ticket) {
-        return ("{\"event\":\"position.opened\",\"account_id\":2,\"data\":{\"ticket\":" + ticket + "}}")
-                .getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static long now() {
-        return System.currentTimeMillis() / 1000;
+        return TestEvents.opened(2, ticket);
     }
 
     private static RawHttp.Answer post(String target, byte[] body, String... headerLines) throws Exception {

@@ -105,16 +105,7 @@ public final class KafkaBroker implements AutoCloseable {
     }
 
     private Process launch(List<String> mainAndArgs) {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new java.util.ArrayList<>(List.of(java, "-Xmx384m", "-cp", MavenClasspath.of("kafka-broker")));
-        command.addAll(mainAndArgs);
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        try {
-            return pb.start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return ChildJvm.start(dir, log, MavenClasspath.of("kafka-broker"), mainAndArgs);
     }
 
     private void run(List<String> mainAndArgs, Duration timeout) {
@@ -132,11 +123,6 @@ public final class KafkaBroker implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-            }
-        }
+        ChildJvm.stop(process);
     }
 }
