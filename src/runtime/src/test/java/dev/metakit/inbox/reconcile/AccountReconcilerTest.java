@@ -74,25 +74,18 @@ class AccountReconcilerTest extends ReconcileFixture {
 
     @Test
     void aCloseDeliveredBeforeItsOpenLeavesExactlyOneClosedRowWithItsDeal() {
-        Hint closedHint = new Hint(200, "position.closed", T0.plusSeconds(600));
-        DealsQuery plan = reconciler.planDeals(ACCOUNT, List.of(), List.of(closedHint));
+        DealsQuery plan = reconciler.planDeals(ACCOUNT, List.of(), List.of(TICKET_200_CLOSED));
         assertThat(plan.needed()).isTrue();
         assertThat(plan.from()).isEqualTo(T0.plusSeconds(600).minus(Duration.ofDays(1)));
         assertThat(plan.to()).isNull();
         assertThat(plan.tickets()).containsExactly(200L);
 
-        List<ApiDeal> deals = List.of(deal(1, 200, "in", "buy", "0.10", "1.08450", "0", T0),
-                deal(2, 200, "out", "sell", "0.10", "1.08550", "10.00", T0.plusSeconds(500)));
-        ReconcileResult r = reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), deals, List.of(closedHint));
+        ReconcileResult r = reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), TICKET_200_DEALS,
+                List.of(TICKET_200_CLOSED));
 
         assertThat(r.closed()).isEqualTo(1);
         assertThat(count()).isEqualTo(1);
-        Map<String, Object> row = row(200);
-        assertThat(row.get("status")).isEqualTo("closed");
-        assertThat(row.get("close_deal_ticket")).isEqualTo(2L);
-        assertThat((BigDecimal) row.get("close_price")).isEqualByComparingTo("1.08550");
-        assertThat((BigDecimal) row.get("close_profit")).isEqualByComparingTo("10.00");
-        assertThat(instant(row, "closed_at")).isEqualTo(T0.plusSeconds(500));
+        Map<String, Object> row = assertClosed(200, 2, "1.08550", "10.00", T0.plusSeconds(500));
         assertThat(row.get("symbol")).isEqualTo("EURUSD");
         assertThat(row.get("type")).isEqualTo("buy");
         assertThat((BigDecimal) row.get("volume")).isEqualByComparingTo("0.10");
@@ -102,10 +95,7 @@ class AccountReconcilerTest extends ReconcileFixture {
 
     @Test
     void aLatePositionOpenedHintNeverReopensAClosedRow() {
-        Hint closedHint = new Hint(200, "position.closed", T0.plusSeconds(600));
-        List<ApiDeal> deals = List.of(deal(1, 200, "in", "buy", "0.10", "1.08450", "0", T0),
-                deal(2, 200, "out", "sell", "0.10", "1.08550", "10.00", T0.plusSeconds(500)));
-        reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), deals, List.of(closedHint));
+        reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), TICKET_200_DEALS, List.of(TICKET_200_CLOSED));
         List<Map<String, Object>> before = table();
 
         Hint lateOpen = new Hint(200, "position.opened", T0);
@@ -196,12 +186,7 @@ class AccountReconcilerTest extends ReconcileFixture {
         deals.add(deal(4, 500, "out", "sell", "0.10", "1.1030", "3.00", T0.plusSeconds(35)));
         ReconcileResult r = apply(T0.plusSeconds(50), List.of(), deals);
         assertThat(r.closed()).isEqualTo(1);
-        Map<String, Object> row = row(500);
-        assertThat(row.get("status")).isEqualTo("closed");
-        assertThat(row.get("close_deal_ticket")).isEqualTo(4L);
-        assertThat((BigDecimal) row.get("close_price")).isEqualByComparingTo("1.1030");
-        assertThat((BigDecimal) row.get("close_profit")).isEqualByComparingTo("6.00");
-        assertThat(instant(row, "closed_at")).isEqualTo(T0.plusSeconds(35));
+        assertClosed(500, 4, "1.1030", "6.00", T0.plusSeconds(35));
     }
 
     @Test
@@ -428,6 +413,18 @@ class AccountReconcilerTest extends ReconcileFixture {
 
     private List<Map<String, Object>> table() {
         return query("select * from positions order by account_id, ticket");
+    }
+
+    /** The ticket's row is closed by that deal, at its price and time, with that profit; returns the row. */
+    private Map<String, Object> assertClosed(long ticket, long dealTicket, String closePrice, String closeProfit,
+                                             Instant closedAt) {
+        Map<String, Object> row = row(ticket);
+        assertThat(row.get("status")).isEqualTo("closed");
+        assertThat(row.get("close_deal_ticket")).isEqualTo(dealTicket);
+        assertThat((BigDecimal) row.get("close_price")).isEqualByComparingTo(closePrice);
+        assertThat((BigDecimal) row.get("close_profit")).isEqualByComparingTo(closeProfit);
+        assertThat(instant(row, "closed_at")).isEqualTo(closedAt);
+        return row;
     }
 
     private Map<String, Object> row(long ticket) {

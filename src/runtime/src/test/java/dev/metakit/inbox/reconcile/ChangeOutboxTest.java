@@ -1,6 +1,5 @@
 package dev.metakit.inbox.reconcile;
 
-import dev.metakit.inbox.metakit.ApiDeal;
 import dev.metakit.inbox.metakit.ApiPosition;
 import dev.metakit.inbox.support.ReconcileFixture;
 import org.junit.jupiter.api.Test;
@@ -26,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /** The change feed's outbox, as AccountReconciler writes it, on the real database. */
 class ChangeOutboxTest extends ReconcileFixture {
@@ -102,19 +102,13 @@ class ChangeOutboxTest extends ReconcileFixture {
 
     @Test
     void aTicketFirstSeenClosedIsOneClosedChangeAndALateOpenWritesNothing() {
-        Hint closedHint = new Hint(200, "position.closed", T0.plusSeconds(600));
-        List<ApiDeal> deals = List.of(deal(1, 200, "in", "buy", "0.10", "1.08450", "0", T0),
-                deal(2, 200, "out", "sell", "0.10", "1.08550", "10.00", T0.plusSeconds(500)));
-        reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), deals, List.of(closedHint));
+        reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), TICKET_200_DEALS, List.of(TICKET_200_CLOSED));
         reconciler.apply(ACCOUNT, T0.plusSeconds(800), List.of(), List.of(),
                 List.of(new Hint(200, "position.opened", T0)));
-        reconciler.apply(ACCOUNT, T0.plusSeconds(900), List.of(), deals, List.of(closedHint));
+        reconciler.apply(ACCOUNT, T0.plusSeconds(900), List.of(), TICKET_200_DEALS, List.of(TICKET_200_CLOSED));
 
-        List<Map<String, Object>> changes = changes();
-        assertThat(changes).hasSize(1);
-        Map<String, Object> c = changes.get(0);
-        assertThat(c.get("kind")).isEqualTo("closed");
-        assertThat(c.get("seq")).isEqualTo(1L);
+        assertThat(changes()).extracting(c -> c.get("kind"), c -> c.get("seq")).containsExactly(tuple("closed", 1L));
+        Map<String, Object> c = changes().get(0);
         assertThat((BigDecimal) c.get("price_open")).isEqualByComparingTo("1.08450");
         assertThat(((java.sql.Timestamp) c.get("opened_at")).toInstant()).isEqualTo(T0);
         assertThat(((java.sql.Timestamp) c.get("closed_at")).toInstant()).isEqualTo(T0.plusSeconds(500));

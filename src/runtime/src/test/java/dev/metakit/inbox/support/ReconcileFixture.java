@@ -3,6 +3,7 @@ package dev.metakit.inbox.support;
 import dev.metakit.inbox.metakit.ApiDeal;
 import dev.metakit.inbox.metakit.ApiPosition;
 import dev.metakit.inbox.reconcile.AccountReconciler;
+import dev.metakit.inbox.reconcile.Hint;
 import org.junit.jupiter.api.BeforeEach;
 
 import javax.sql.DataSource;
@@ -16,12 +17,19 @@ import java.util.Map;
 
 /**
  * The reconcile tests' common ground: one account's {@link AccountReconciler} on the test database (emptied before
- * each test), its clock an hour after {@link #T0}, and MetaKit's API records with the fields a test does not care
- * about filled in.
+ * each test), its clock an hour after {@link #T0}, MetaKit's API records with the fields a test does not care about
+ * filled in, and one ticket's life that several tests start from.
  */
 public abstract class ReconcileFixture {
     protected static final long ACCOUNT = 2;
     protected static final Instant T0 = Instant.parse("2026-12-02T10:00:00Z");
+
+    /** A position.closed delivery for ticket 200, 600 s after T0. */
+    protected static final Hint TICKET_200_CLOSED = new Hint(200, "position.closed", T0.plusSeconds(600));
+    /** Ticket 200's whole life in the deals: 0.10 bought at 1.08450 at T0, sold at 1.08550 for 10.00 500 s later. */
+    protected static final List<ApiDeal> TICKET_200_DEALS = List.of(
+            deal(1, 200, "in", "buy", "0.10", "1.08450", "0", T0),
+            deal(2, 200, "out", "sell", "0.10", "1.08550", "10.00", T0.plusSeconds(500)));
 
     protected final DataSource db = TestDatabase.dataSource();
     protected final AccountReconciler reconciler = new AccountReconciler(db, Duration.ofDays(1),
