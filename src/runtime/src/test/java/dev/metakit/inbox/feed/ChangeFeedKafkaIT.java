@@ -74,14 +74,9 @@ class ChangeFeedKafkaIT {
 
     @AfterEach
     void stop() throws Exception {
-        if (sandbox != null) {
-            sandbox.close();
-        }
-        if (consumer != null) {
-            consumer.close();
-        }
-        if (broker != null) {
-            broker.close();
+        // closed in reverse: the sandbox, the consumer, then the broker (a null one is skipped)
+        try (KafkaBroker b = broker; InboxProcess c = consumer; Sandbox s = sandbox) {
+            // closing is all
         }
     }
 

@@ -25,11 +25,9 @@ class SandboxTest {
 
     @AfterEach
     void tearDown() {
-        if (sandbox != null) {
-            sandbox.close();
-        }
-        if (receiver != null) {
-            receiver.close();
+        // closed in reverse: the sandbox, then its receiver (a null one is skipped)
+        try (TestReceiver r = receiver; Sandbox s = sandbox) {
+            // closing is all
         }
     }
 

@@ -56,6 +56,15 @@ public final class RunningInbox implements AutoCloseable {
         overrides.forEach(main::addOverrideProperty);
     }
 
+    /** Copies the project's route files into {@code dir}: a test's own set to edit. */
+    public static void copyRouteFiles(Path dir) throws IOException {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(basedir().resolve("routes"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".camel.yaml")).toList()) {
+                java.nio.file.Files.copy(f, dir.resolve(f.getFileName()));
+            }
+        }
+    }
+
     /**
      * What the environment of a test run says (HTTP_PORT, METAKIT_WEBHOOK_SECRET, DATABASE_URL, ...): loopback on these
      * ports, the test secret, the test database, and no MetaKit unless a test brings one (nothing listens on the
