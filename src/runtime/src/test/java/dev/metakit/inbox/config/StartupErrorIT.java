@@ -50,7 +50,8 @@ class StartupErrorIT {
     @Test
     void anUnusableDatabaseUrlStopsStartupWithOneLineThatHidesThePassword() throws Exception {
         assertStopsWithOneLine(Map.of("METAKIT_WEBHOOK_SECRET", "s", "METAKIT_API_KEY", "k",
-                "DATABASE_URL", "postgres://app:topsecretpw@127.0.0.1:1/inbox", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"))
+                "DATABASE_URL", "postgres://app:topsecretpw@127.0.0.1:1/inbox",
+                "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"))
                 .startsWith("metakit-inbox: database jdbc:postgresql://127.0.0.1:1/inbox is not usable")
                 .doesNotContain("topsecretpw");
     }
