@@ -8,8 +8,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
 import static dev.metakit.inbox.support.Metrics.sample;
@@ -23,13 +21,12 @@ class ObservabilityTest {
     final InboxFixture fixture = new InboxFixture();
     private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
-    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
     @Test
     void afterTrafficOfEveryKindEveryMetricIsScrapedWithAPlausibleValue() throws Exception {
-        metakit.open(2, 20, "0.10", "0", "0", t0);
+        metakit.open(2, 20, "0.10", "0", "0", fixture.t0());
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
-                + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
+                + "\"lastDeliveryAt\":\"" + fixture.t0() + "\"}]");
         inbox = fixture.startWith(Map.of(
                 "metakit.api.url", metakit.url(),
                 "metakit.api.key", FakeMetaKit.API_KEY,
