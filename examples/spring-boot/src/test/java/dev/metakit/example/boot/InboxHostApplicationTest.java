@@ -8,6 +8,7 @@ import dev.metakit.inbox.sandbox.Position;
 import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
+import dev.metakit.inbox.sandbox.WebhookSender;
 import dev.metakit.inbox.worker.WorkerRoutes;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.junit.jupiter.api.AfterAll;
@@ -18,23 +19,22 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.util.TestSocketUtils;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 
@@ -51,9 +51,11 @@ import static org.awaitility.Awaitility.await;
 // a Boot test turns metrics export off unless asked: the Prometheus endpoint is what this test is about
 @AutoConfigureObservability(tracing = false)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+// closed by stop() below, so no later test class is given it from Spring's cache
+@DirtiesContext
 class InboxHostApplicationTest {
     private static final String SECRET = "whsec_spring_boot_host_test";
-    private static final int PORT = freePort();
+    private static final int PORT = TestSocketUtils.findAvailableTcpPort();
     private static final EmbeddedPostgres POSTGRES = startPostgres();
     private static final Sandbox SANDBOX = startSandbox();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
@@ -76,7 +78,13 @@ class InboxHostApplicationTest {
     }
 
     @AfterAll
-    static void stop() throws IOException {
+    static void stop(@Autowired ConfigurableApplicationContext host) throws Exception {
+        // the last test stopped the database: the bundle's database calls in flight would each wait out Hikari's
+        // 30 s connection timeout while the host stops, so the pool is closed first and they fail at once
+        if (host.getBean(DataSource.class) instanceof AutoCloseable pool) {
+            pool.close();
+        }
+        host.close();
         SANDBOX.close();
         POSTGRES.close();
     }
@@ -258,12 +266,9 @@ class InboxHostApplicationTest {
         return "http://127.0.0.1:" + PORT;
     }
 
-    /** hex(HMAC-SHA256(secret, "t." + body)), from MetaKit's contract */
-    private static String hmac(String secret, long t, byte[] body) throws Exception {
-        Mac mac = Mac.getInstance("HmacSHA256");
-        mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-        mac.update((t + ".").getBytes(StandardCharsets.US_ASCII));
-        return HexFormat.of().formatHex(mac.doFinal(body));
+    /** hex(HMAC-SHA256(secret, "t." + body)), from MetaKit's contract: the sandbox's signer, the project's one */
+    private static String hmac(String secret, long t, byte[] body) {
+        return WebhookSender.sign(secret, t, body);
     }
 
     private static EmbeddedPostgres startPostgres() {
@@ -285,14 +290,6 @@ class InboxHostApplicationTest {
                     .operations(40)
                     .apiPort(0)
                     .build());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
