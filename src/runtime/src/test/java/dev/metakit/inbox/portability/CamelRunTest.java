@@ -8,7 +8,6 @@ import org.apache.camel.main.KameletMain;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -35,8 +34,8 @@ class CamelRunTest {
     @Test
     void theRouteFilesListedOnTheCommandLineRunAndStoreADelivery() throws Exception {
         TestDatabase.truncateAll();
-        int httpPort = freePort();
-        int managementPort = freePort();
+        int httpPort = RunningInbox.freePort();
+        int managementPort = RunningInbox.freePort();
         KameletMain main = camelRun(httpPort, managementPort, file -> true);
         main.start();
         try {
@@ -66,8 +65,8 @@ class CamelRunTest {
     @Test
     void aRouteFileLeftOffTheCommandLineMakesReadinessDownAndNothingIsStored() throws Exception {
         TestDatabase.truncateAll();
-        int httpPort = freePort();
-        int managementPort = freePort();
+        int httpPort = RunningInbox.freePort();
+        int managementPort = RunningInbox.freePort();
         KameletMain main = camelRun(httpPort, managementPort, file -> !file.endsWith("status.camel.yaml"));
         main.start();
         try {
@@ -115,11 +114,5 @@ class CamelRunTest {
                         TestSignatures.header(RunningInbox.SECRET, System.currentTimeMillis() / 1000, body))
                 .header("X-MetaKit-Event", "webhook.test")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

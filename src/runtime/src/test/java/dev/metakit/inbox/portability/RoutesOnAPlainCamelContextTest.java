@@ -19,7 +19,6 @@ import org.apache.camel.support.PluginHelper;
 import org.apache.camel.support.ResourceHelper;
 import org.junit.jupiter.api.Test;
 
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -46,7 +45,7 @@ class RoutesOnAPlainCamelContextTest {
     @Test
     void everyRouteFileLoadsIntoAPlainCamelContextAndTheBundleWorksThere() throws Exception {
         TestDatabase.truncateAll();
-        int port = freePort();
+        int port = RunningInbox.freePort();
         try (FakeMetaKit metakit = new FakeMetaKit(); CamelContext context = new DefaultCamelContext()) {
             metakit.open(2, 11, "0.10", "0", "0", java.time.Instant.parse("2026-12-02T10:00:00Z"));
             List<Resource> routeFiles = hostedBundle(context, port, metakit, file -> true);
@@ -76,7 +75,7 @@ class RoutesOnAPlainCamelContextTest {
     @Test
     void aHostThatLeavesOutTheReconcileRoutesIsToldItsBundleIsIncompleteAndNothingIsStored() throws Exception {
         TestDatabase.truncateAll();
-        int port = freePort();
+        int port = RunningInbox.freePort();
         try (FakeMetaKit metakit = new FakeMetaKit(); CamelContext context = new DefaultCamelContext()) {
             hostedBundle(context, port, metakit, file -> true);
             context.addRoutes(new WorkerRoutes());
@@ -149,11 +148,5 @@ class RoutesOnAPlainCamelContextTest {
                         .header("X-MetaKit-Event", "position.opened")
                         .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
                 HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }
