@@ -20,14 +20,13 @@ class ObservabilityTest {
     @RegisterExtension
     final InboxFixture fixture = new InboxFixture();
     private final FakeMetaKit metakit = fixture.metakit();
-    private RunningInbox inbox;
 
     @Test
     void afterTrafficOfEveryKindEveryMetricIsScrapedWithAPlausibleValue() throws Exception {
         metakit.open(2, 20, "0.10", "0", "0", fixture.t0());
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
                 + "\"lastDeliveryAt\":\"" + fixture.t0() + "\"}]");
-        inbox = fixture.startWith(Map.of(
+        RunningInbox inbox = fixture.startWith(Map.of(
                 "metakit.api.url", metakit.url(),
                 "metakit.api.key", FakeMetaKit.API_KEY,
                 "metakit.accounts", "2",
@@ -89,7 +88,7 @@ class ObservabilityTest {
     @Test
     void theBacklogGaugeShowsRowsWaitingAndTheAgeOfTheOldest() throws Exception {
         // no MetaKit: the trade event cannot be reconciled and stays in the backlog
-        inbox = fixture.startWith(Map.of("metakit.metrics.refresh", "1s",
+        RunningInbox inbox = fixture.startWith(Map.of("metakit.metrics.refresh", "1s",
                 "metakit.worker.backoff-base-millis", "60000", "metakit.worker.backoff-max-millis", "60000"));
         inbox.postSigned(event("position.opened", 3, 30), "position.opened");
         TestDatabase.scalar("select 1");
