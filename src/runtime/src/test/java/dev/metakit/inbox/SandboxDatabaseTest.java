@@ -49,8 +49,7 @@ class SandboxDatabaseTest {
         Files.createDirectories(work.resolve("data"));
         Files.createSymbolicLink(work.resolve("data/sandbox-postgres"), users);
 
-        assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
-                .hasMessageContaining("symbolic link");
+        assertRecreateRefused("symbolic link");
         assertThat(users.resolve("PG_VERSION")).exists();
     }
 
@@ -59,8 +58,7 @@ class SandboxDatabaseTest {
         Path own = Files.createDirectories(work.resolve("data/sandbox-postgres"));
         Files.writeString(own.resolve("notes.txt"), "mine");
 
-        assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
-                .hasMessageContaining("not a PostgreSQL data directory");
+        assertRecreateRefused("not a PostgreSQL data directory");
         assertThat(own.resolve("notes.txt")).exists();
     }
 
@@ -71,8 +69,7 @@ class SandboxDatabaseTest {
         // a live process stands in for the postmaster: this JVM
         Files.writeString(own.resolve("postmaster.pid"), ProcessHandle.current().pid() + "\n" + own + "\n");
 
-        assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
-                .hasMessageContaining("in use by a running PostgreSQL");
+        assertRecreateRefused("in use by a running PostgreSQL");
         assertThat(own.resolve("PG_VERSION")).exists();
     }
 
@@ -81,5 +78,11 @@ class SandboxDatabaseTest {
         assertThatThrownBy(() -> sandbox().verify(TestDatabase.dataSource()))
                 .isInstanceOf(ConfigurationException.class)
                 .hasMessageStartingWith("sandbox mode runs only on its own embedded database in data/sandbox-postgres");
+    }
+
+    /** Recreating the sandbox's database stops with a configuration error saying this, and touches nothing. */
+    private void assertRecreateRefused(String why) {
+        assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
+                .hasMessageContaining(why);
     }
 }
