@@ -5,6 +5,7 @@ import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -55,7 +56,7 @@ class SandboxDatabaseTest {
 
     @Test
     void aDirectoryThatIsNotAPostgresDataDirectoryIsRefused() throws Exception {
-        Path own = Files.createDirectories(work.resolve("data/sandbox-postgres"));
+        Path own = ownDirectory();
         Files.writeString(own.resolve("notes.txt"), "mine");
 
         assertRecreateRefused("not a PostgreSQL data directory");
@@ -64,7 +65,7 @@ class SandboxDatabaseTest {
 
     @Test
     void aDirectoryARunningServerUsesIsRefused() throws Exception {
-        Path own = Files.createDirectories(work.resolve("data/sandbox-postgres"));
+        Path own = ownDirectory();
         Files.writeString(own.resolve("PG_VERSION"), "16\n");
         // a live process stands in for the postmaster: this JVM
         Files.writeString(own.resolve("postmaster.pid"), ProcessHandle.current().pid() + "\n" + own + "\n");
@@ -84,5 +85,10 @@ class SandboxDatabaseTest {
     private void assertRecreateRefused(String why) {
         assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
                 .hasMessageContaining(why);
+    }
+
+    /** The sandbox's own database directory, made empty. */
+    private Path ownDirectory() throws IOException {
+        return Files.createDirectories(work.resolve("data/sandbox-postgres"));
     }
 }

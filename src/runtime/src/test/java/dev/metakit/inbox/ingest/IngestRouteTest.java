@@ -240,19 +240,10 @@ class IngestRouteTest {
     record Row(String event, Long accountId, String body, java.sql.Timestamp processedAt) {
     }
 
-    static Row row(String key) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection();
-             PreparedStatement ps = c.prepareStatement(
-                     "select event, account_id, body, processed_at from webhook_inbox where delivery_key = ?")) {
-            ps.setString(1, key);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return null;
-                }
-                long account = rs.getLong(2);
-                return new Row(rs.getString(1), rs.wasNull() ? null : account, rs.getString(3), rs.getTimestamp(4));
-            }
-        }
+    static Row row(String key) {
+        return TestDatabase.rows("select event, account_id, body, processed_at from webhook_inbox where delivery_key = ?",
+                key).stream().findFirst().map(r -> new Row((String) r.get("event"), (Long) r.get("account_id"),
+                (String) r.get("body"), (java.sql.Timestamp) r.get("processed_at"))).orElse(null);
     }
 
     static int countRows() throws Exception {

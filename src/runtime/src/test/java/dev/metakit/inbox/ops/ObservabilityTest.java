@@ -19,15 +19,14 @@ import static org.awaitility.Awaitility.await;
 class ObservabilityTest {
     @RegisterExtension
     final InboxFixture fixture = new InboxFixture();
-    private final FakeMetaKit metakit = fixture.metakit();
 
     @Test
     void afterTrafficOfEveryKindEveryMetricIsScrapedWithAPlausibleValue() throws Exception {
-        metakit.open(2, 20, "0.10", "0", "0", fixture.t0());
-        metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
+        fixture.metakit().open(2, 20, "0.10", "0", "0", fixture.t0());
+        fixture.metakit().webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
                 + "\"lastDeliveryAt\":\"" + fixture.t0() + "\"}]");
         RunningInbox inbox = fixture.startWith(Map.of(
-                "metakit.api.url", metakit.url(),
+                "metakit.api.url", fixture.metakit().url(),
                 "metakit.api.key", FakeMetaKit.API_KEY,
                 "metakit.accounts", "2",
                 "metakit.worker.poll-interval-millis", "200",
