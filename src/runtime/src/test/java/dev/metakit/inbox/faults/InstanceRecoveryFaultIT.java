@@ -47,10 +47,10 @@ class InstanceRecoveryFaultIT {
 
     @TempDir
     Path workDir;
+    private final List<InboxProcess> processes = new ArrayList<>();
 
     private FakeMetaKit metakit;
     private InboxAudit audit;
-    private final List<InboxProcess> processes = new ArrayList<>();
     private SignedLoad load;
 
     @BeforeEach
