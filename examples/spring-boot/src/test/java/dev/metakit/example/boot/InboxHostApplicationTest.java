@@ -282,14 +282,8 @@ class InboxHostApplicationTest {
     private static Sandbox startSandbox() {
         try {
             // no injected faults: this test is about the wiring into Boot, the fault tests are the bundle's
-            return new Sandbox(SandboxSettings.builder()
-                    .webhookUrl("http://127.0.0.1:" + PORT + "/hooks/metakit")
-                    .webhookSecret(SECRET)
-                    .accounts(2)
-                    .faults(SandboxFaults.none())
-                    .operations(40)
-                    .apiPort(0)
-                    .build());
+            return new Sandbox(SandboxSettings.builder().webhookUrl(base() + "/hooks/metakit").webhookSecret(SECRET)
+                    .accounts(2).operations(40).faults(SandboxFaults.none()).apiPort(0).build());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
