@@ -188,7 +188,11 @@ public final class FakeMetaKit implements AutoCloseable {
         webhooks = json;
     }
 
-    /** The next {@code count} calls answer {@code status} (429 carries Retry-After: retryAfterSeconds). */
+    /**
+     * The next {@code count} account calls (positions, deals) answer {@code status} (429 carries Retry-After:
+     * retryAfterSeconds). Other calls (the delivery-status watch's GET /v1/webhooks) do not use them up: a test
+     * counting a reconcile's retries must not lose one to a watch that happened to run first.
+     */
     public synchronized void failNext(int count, int status, int retryAfterSeconds) {
         failures.add(new int[]{count, status, retryAfterSeconds});
     }
@@ -253,7 +257,7 @@ public final class FakeMetaKit implements AutoCloseable {
                 answer(ex, m.matches(), outage, "{\"error\":\"outage\"}");
                 return;
             }
-            int[] failure = nextFailure();
+            int[] failure = m.matches() ? nextFailure() : null;
             if (failure != null) {
                 if (failure[1] == 429) {
                     ex.getResponseHeaders().add("Retry-After", String.valueOf(failure[2]));
