@@ -7,8 +7,6 @@ import org.apache.camel.main.Main;
 import org.apache.camel.main.MainListener;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -267,11 +265,8 @@ public final class RunningInbox implements AutoCloseable {
         }
     }
 
+    /** A port for a server a test starts ({@link TestPorts}: none another test JVM beside this one picks). */
     public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return TestPorts.free();
     }
 }

@@ -52,7 +52,7 @@ public final class TestDatabase {
                 dataSource = pg;
             } else {
                 try {
-                    embedded = EmbeddedPostgres.builder().start();
+                    embedded = EmbeddedPostgres.builder().setPort(TestPorts.free()).start();
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
