@@ -50,8 +50,7 @@ class SandboxDatabaseTest {
         Files.createDirectories(work.resolve("data"));
         Files.createSymbolicLink(work.resolve("data/sandbox-postgres"), users);
 
-        assertRecreateRefused("symbolic link");
-        assertThat(users.resolve("PG_VERSION")).exists();
+        assertRecreateRefused("symbolic link", users.resolve("PG_VERSION"));
     }
 
     @Test
@@ -59,8 +58,7 @@ class SandboxDatabaseTest {
         Path own = ownDirectory();
         Files.writeString(own.resolve("notes.txt"), "mine");
 
-        assertRecreateRefused("not a PostgreSQL data directory");
-        assertThat(own.resolve("notes.txt")).exists();
+        assertRecreateRefused("not a PostgreSQL data directory", own.resolve("notes.txt"));
     }
 
     @Test
@@ -70,8 +68,7 @@ class SandboxDatabaseTest {
         // a live process stands in for the postmaster: this JVM
         Files.writeString(own.resolve("postmaster.pid"), ProcessHandle.current().pid() + "\n" + own + "\n");
 
-        assertRecreateRefused("in use by a running PostgreSQL");
-        assertThat(own.resolve("PG_VERSION")).exists();
+        assertRecreateRefused("in use by a running PostgreSQL", own.resolve("PG_VERSION"));
     }
 
     @Test
@@ -81,10 +78,11 @@ class SandboxDatabaseTest {
                 .hasMessageStartingWith("sandbox mode runs only on its own embedded database in data/sandbox-postgres");
     }
 
-    /** Recreating the sandbox's database stops with a configuration error saying this, and touches nothing. */
-    private void assertRecreateRefused(String why) {
+    /** Recreating the sandbox's database stops with a configuration error saying why; {@code kept} is kept. */
+    private void assertRecreateRefused(String why, Path kept) {
         assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
                 .hasMessageContaining(why);
+        assertThat(kept).exists();
     }
 
     /** The sandbox's own database directory, made empty. */
