@@ -1,12 +1,9 @@
 package dev.metakit.example.boot;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -28,7 +25,9 @@ import static org.awaitility.Awaitility.await;
  * silently partial bundle. Issue 20, section 3: the bundle's completeness check is written on another branch.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-// closed by stop() below, so no later test class is given it from Spring's cache
+// the host (and the bundle in it) stops when the class ends, before its database: the database stops with the JVM
+// (the embedded PostgreSQL's own shutdown hook). Stopped the other way round, the bundle's last database calls would
+// each wait out Hikari's 30 s connection timeout
 @DirtiesContext
 class RouteLeftOutTest {
     private static final EmbeddedPostgres POSTGRES = startPostgres();
@@ -49,14 +48,6 @@ class RouteLeftOutTest {
                 "classpath:routes/metakit-api.camel.yaml", "classpath:routes/status.camel.yaml",
                 "classpath:routes/retention.camel.yaml", "classpath:routes/ops.camel.yaml",
                 "classpath:routes/changes.camel.yaml"));
-    }
-
-    @AfterAll
-    static void stop(@Autowired ConfigurableApplicationContext host) throws IOException {
-        // the host (and the bundle in it) before its database, the order a real shutdown has: stopped the other way
-        // round, the bundle's last database calls each wait out Hikari's 30 s connection timeout
-        host.close();
-        POSTGRES.close();
     }
 
     @Test

@@ -25,8 +25,7 @@ final class TestPorts {
     }
 
     static int free() {
-        int fork = Integer.getInteger("metakit.test.fork", 0);
-        int base = FIRST + Math.floorMod(fork, BLOCKS) * BLOCK;
+        int base = FIRST + Math.floorMod(fork(), BLOCKS) * BLOCK;
         for (int attempt = 0; attempt < 200; attempt++) {
             int port = base + ThreadLocalRandom.current().nextInt(BLOCK);
             if (!HANDED_OUT.contains(port) && bindable(port) && HANDED_OUT.add(port)) {
@@ -34,6 +33,12 @@ final class TestPorts {
             }
         }
         throw new IllegalStateException("no free port in " + base + ".." + (base + BLOCK - 1));
+    }
+
+    /** {@code fork-<n>} as surefire and failsafe set it (a bare placeholder would be emptied by Maven), else 0. */
+    private static int fork() {
+        String digits = System.getProperty("metakit.test.fork", "").replaceAll("\\D", "");
+        return digits.isEmpty() ? 0 : Integer.parseInt(digits);
     }
 
     private static boolean bindable(int port) {
