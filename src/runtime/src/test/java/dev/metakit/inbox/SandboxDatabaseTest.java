@@ -5,6 +5,7 @@ import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -49,31 +50,25 @@ class SandboxDatabaseTest {
         Files.createDirectories(work.resolve("data"));
         Files.createSymbolicLink(work.resolve("data/sandbox-postgres"), users);
 
-        assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
-                .hasMessageContaining("symbolic link");
-        assertThat(users.resolve("PG_VERSION")).exists();
+        assertRecreateRefused("symbolic link", users.resolve("PG_VERSION"));
     }
 
     @Test
     void aDirectoryThatIsNotAPostgresDataDirectoryIsRefused() throws Exception {
-        Path own = Files.createDirectories(work.resolve("data/sandbox-postgres"));
+        Path own = ownDirectory();
         Files.writeString(own.resolve("notes.txt"), "mine");
 
-        assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
-                .hasMessageContaining("not a PostgreSQL data directory");
-        assertThat(own.resolve("notes.txt")).exists();
+        assertRecreateRefused("not a PostgreSQL data directory", own.resolve("notes.txt"));
     }
 
     @Test
     void aDirectoryARunningServerUsesIsRefused() throws Exception {
-        Path own = Files.createDirectories(work.resolve("data/sandbox-postgres"));
+        Path own = ownDirectory();
         Files.writeString(own.resolve("PG_VERSION"), "16\n");
         // a live process stands in for the postmaster: this JVM
         Files.writeString(own.resolve("postmaster.pid"), ProcessHandle.current().pid() + "\n" + own + "\n");
 
-        assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
-                .hasMessageContaining("in use by a running PostgreSQL");
-        assertThat(own.resolve("PG_VERSION")).exists();
+        assertRecreateRefused("in use by a running PostgreSQL", own.resolve("PG_VERSION"));
     }
 
     @Test
@@ -81,5 +76,17 @@ class SandboxDatabaseTest {
         assertThatThrownBy(() -> sandbox().verify(TestDatabase.dataSource()))
                 .isInstanceOf(ConfigurationException.class)
                 .hasMessageStartingWith("sandbox mode runs only on its own embedded database in data/sandbox-postgres");
+    }
+
+    /** Recreating the sandbox's database stops with a configuration error saying why; {@code kept} is kept. */
+    private void assertRecreateRefused(String why, Path kept) {
+        assertThatThrownBy(() -> sandbox().recreate()).isInstanceOf(ConfigurationException.class)
+                .hasMessageContaining(why);
+        assertThat(kept).exists();
+    }
+
+    /** The sandbox's own database directory, made empty. */
+    private Path ownDirectory() throws IOException {
+        return Files.createDirectories(work.resolve("data/sandbox-postgres"));
     }
 }

@@ -269,15 +269,23 @@ public final class IngestLoad {
         }
     }
 
+    /** The next delivery to send, or null once the run's time is up or every delivery is taken (counted). */
+    private static Signed take(Signed[] signed, AtomicInteger next, long end, AtomicInteger exhausted) {
+        if (System.nanoTime() >= end) {
+            return null;
+        }
+        int i = next.getAndIncrement();
+        if (i >= signed.length) {
+            exhausted.incrementAndGet();
+            return null;
+        }
+        return signed[i];
+    }
+
     private static void runJdk(Options o, HttpClient client, Signed[] signed, AtomicInteger next, WorkerStats s,
                                long measureFrom, long end, AtomicInteger exhausted) {
-        while (System.nanoTime() < end) {
-            int i = next.getAndIncrement();
-            if (i >= signed.length) {
-                exhausted.incrementAndGet();
-                return;
-            }
-            Signed d = signed[i];
+        Signed d;
+        while ((d = take(signed, next, end, exhausted)) != null) {
             HttpRequest req = HttpRequest.newBuilder(o.url())
                     .timeout(Duration.ofSeconds(10))
                     .header("Content-Type", "application/json")
@@ -304,13 +312,8 @@ public final class IngestLoad {
         OutputStream out = null;
         InputStream in = null;
         byte[] buf = new byte[8192];
-        while (System.nanoTime() < end) {
-            int i = next.getAndIncrement();
-            if (i >= signed.length) {
-                exhausted.incrementAndGet();
-                break;
-            }
-            Signed d = signed[i];
+        Signed d;
+        while ((d = take(signed, next, end, exhausted)) != null) {
             long sentAt = System.nanoTime();
             try {
                 if (socket == null) {

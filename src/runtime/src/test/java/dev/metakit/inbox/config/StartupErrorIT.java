@@ -2,6 +2,7 @@ package dev.metakit.inbox.config;
 
 import dev.metakit.inbox.support.ChildEnvironment;
 import dev.metakit.inbox.support.InboxProcess;
+import org.assertj.core.api.AbstractStringAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,65 +33,60 @@ class StartupErrorIT {
         return new Outcome(p.exitValue(), stderr);
     }
 
+    /** The jar exits with status 2 and says why in one line on stderr: that line, to assert on. */
+    private AbstractStringAssert<?> assertStopsWithOneLine(Map<String, String> environment)
+            throws Exception {
+        Outcome o = run(environment);
+        assertThat(o.exitCode()).isEqualTo(2);
+        return assertThat(o.stderr().strip().lines()).singleElement().asString();
+    }
+
     @Test
     void aMissingWebhookSecretStopsStartupWithOneLineNamingIt() throws Exception {
-        Outcome o = run(Map.of("HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
-        assertThat(o.exitCode()).isEqualTo(2);
-        assertThat(o.stderr().strip().lines()).singleElement().asString()
+        assertStopsWithOneLine(Map.of("HTTP_PORT", "0", "MANAGEMENT_PORT", "0"))
                 .startsWith("metakit-inbox: METAKIT_WEBHOOK_SECRET is required");
     }
 
     @Test
     void anUnusableDatabaseUrlStopsStartupWithOneLineThatHidesThePassword() throws Exception {
-        Outcome o = run(Map.of("METAKIT_WEBHOOK_SECRET", "s", "METAKIT_API_KEY", "k",
-                "DATABASE_URL", "postgres://app:topsecretpw@127.0.0.1:1/inbox", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
-        assertThat(o.exitCode()).isEqualTo(2);
-        assertThat(o.stderr().strip().lines()).singleElement().asString()
+        assertStopsWithOneLine(Map.of("METAKIT_WEBHOOK_SECRET", "s", "METAKIT_API_KEY", "k",
+                "DATABASE_URL", "postgres://app:topsecretpw@127.0.0.1:1/inbox",
+                "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"))
                 .startsWith("metakit-inbox: database jdbc:postgresql://127.0.0.1:1/inbox is not usable")
                 .doesNotContain("topsecretpw");
     }
 
     @Test
     void aMissingApiKeyStopsStartupWithOneLineNamingIt() throws Exception {
-        Outcome o = run(Map.of("METAKIT_WEBHOOK_SECRET", "s", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0",
-                "METAKIT_DATABASE_EMBEDDED_DIR", workDir.resolve("pg").toString()));
-        assertThat(o.exitCode()).isEqualTo(2);
-        assertThat(o.stderr().strip().lines()).singleElement().asString()
+        assertStopsWithOneLine(Map.of("METAKIT_WEBHOOK_SECRET", "s", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0",
+                "METAKIT_DATABASE_EMBEDDED_DIR", workDir.resolve("pg").toString()))
                 .startsWith("metakit-inbox: METAKIT_API_KEY is required");
     }
 
     @Test
     void aDurationGivenAsABareNumberStopsStartupWithOneLineNamingTheSetting() throws Exception {
-        Outcome o = run(Map.of("METAKIT_WEBHOOK_SECRET", "s", "METAKIT_API_KEY", "k", "HTTP_PORT", "0",
+        assertStopsWithOneLine(Map.of("METAKIT_WEBHOOK_SECRET", "s", "METAKIT_API_KEY", "k", "HTTP_PORT", "0",
                 "MANAGEMENT_PORT", "0", "METAKIT_DATABASE_EMBEDDED_DIR", workDir.resolve("pg").toString(),
-                "METAKIT_RECONCILE_INTERVAL", "300000"));
-        assertThat(o.exitCode()).isEqualTo(2);
-        assertThat(o.stderr().strip().lines()).singleElement().asString()
+                "METAKIT_RECONCILE_INTERVAL", "300000"))
                 .startsWith("metakit-inbox: metakit.reconcile.interval (METAKIT_RECONCILE_INTERVAL) is not a duration,"
                         + " got '300000'");
     }
 
     @Test
     void anUnknownLogFormatStopsStartupWithOneLine() throws Exception {
-        Outcome o = run(Map.of("METAKIT_LOG_FORMAT", "jsn", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
-        assertThat(o.exitCode()).isEqualTo(2);
-        assertThat(o.stderr().strip().lines()).singleElement().asString()
+        assertStopsWithOneLine(Map.of("METAKIT_LOG_FORMAT", "jsn", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"))
                 .isEqualTo("metakit-inbox: METAKIT_LOG_FORMAT must be one of text, json, got 'jsn'");
     }
 
     @Test
     void anUnknownSwitchValueStopsStartupWithOneLine() throws Exception {
-        Outcome o = run(Map.of("METAKIT_OPS_ENABLED", "yes", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
-        assertThat(o.exitCode()).isEqualTo(2);
-        assertThat(o.stderr().strip().lines()).singleElement().asString()
+        assertStopsWithOneLine(Map.of("METAKIT_OPS_ENABLED", "yes", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"))
                 .isEqualTo("metakit-inbox: metakit.ops.enabled (METAKIT_OPS_ENABLED) must be true or false, got 'yes'");
     }
 
     @Test
     void aVariableAnEarlierVersionReadStopsStartupNamingItsNameNow() throws Exception {
-        Outcome o = run(Map.of("METAKIT_DB_POOL_SIZE", "32", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"));
-        assertThat(o.exitCode()).isEqualTo(2);
-        assertThat(o.stderr().strip().lines()).singleElement().asString()
+        assertStopsWithOneLine(Map.of("METAKIT_DB_POOL_SIZE", "32", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"))
                 .isEqualTo("metakit-inbox: METAKIT_DB_POOL_SIZE is now METAKIT_DATABASE_POOL_SIZE: rename it");
     }
 }

@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Map;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -40,11 +39,7 @@ class RouteReloadTest {
     @Test
     void editingARouteFileReloadsTheRoutesAndDeliveriesAreStillStored(@TempDir Path routes) throws Exception {
         TestDatabase.truncateAll();
-        try (Stream<Path> files = Files.list(RunningInbox.basedir().resolve("routes"))) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".camel.yaml")).toList()) {
-                Files.copy(f, routes.resolve(f.getFileName()));
-            }
-        }
+        RunningInbox.copyRouteFiles(routes);
         try (LogCapture errors = LogCapture.atOrAbove(Level.ERROR); RunningInbox inbox = RunningInbox.start(Map.of(
                 "camel.main.routes-include-pattern", "file:" + routes + "/*.camel.yaml",
                 "camel.main.routes-reload-enabled", "true",

@@ -10,8 +10,6 @@ import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -46,7 +44,7 @@ final class SandboxedInbox implements AutoCloseable {
     /** {@code settings} without the webhook URL and secret, which this fills in. */
     static SandboxedInbox start(SandboxSettings.Builder settings, Map<String, String> overrides) throws IOException {
         TestDatabase.truncateAll();
-        int httpPort = freePort();
+        int httpPort = RunningInbox.freePort();
         Sandbox sandbox = new Sandbox(settings.webhookUrl("http://127.0.0.1:" + httpPort + "/hooks/metakit")
                 .webhookSecret(RunningInbox.SECRET).build());
         try {
@@ -121,14 +119,6 @@ final class SandboxedInbox implements AutoCloseable {
             sandbox.close();
         } finally {
             inbox.close();
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

@@ -33,21 +33,14 @@ class ApiOutageFaultTest {
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
+        metakit = FakeMetaKit.onCleanDatabase(ACCOUNTS);
         metakit.latency(5);
         // backoff compressed 5x against the defaults, so attempts are raised to keep a row from failing over an
         // outage the defaults would ride out (1 s base, 8 attempts: about two minutes)
-        inbox = RunningInbox.start(Map.of(
-                "metakit.api.url", metakit.url(),
-                "metakit.api.key", FakeMetaKit.API_KEY,
-                "metakit.worker.poll-interval-millis", "200",
+        // (and the worker's test tuning: a 200 ms poll, backoff at most 1 s, no periodic jobs)
+        inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of(
                 "metakit.worker.backoff-base-millis", "200",
-                "metakit.worker.backoff-max-millis", "1000",
-                "metakit.worker.max-attempts", "100",
-                "metakit.reconcile.interval", "PT1H",
-                "metakit.status.interval", "PT1H"));
+                "metakit.worker.max-attempts", "100"));
     }
 
     @AfterEach

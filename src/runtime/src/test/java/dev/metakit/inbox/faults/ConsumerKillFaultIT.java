@@ -32,9 +32,7 @@ class ConsumerKillFaultIT {
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
+        metakit = FakeMetaKit.onCleanDatabase(ACCOUNTS);
         // the default lease (120 s): the restarted process (the same host, so the same instance id) takes the killed
         // boot's claims back at its first claim
         consumer = new InboxProcess(workDir, metakit.url(), Map.of(

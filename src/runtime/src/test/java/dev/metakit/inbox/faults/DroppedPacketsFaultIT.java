@@ -2,7 +2,7 @@ package dev.metakit.inbox.faults;
 
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.FaultWindow;
-import dev.metakit.inbox.support.FreezingProxy;
+import dev.metakit.inbox.support.TcpProxy;
 import dev.metakit.inbox.support.HealthWatch;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
@@ -15,7 +15,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,7 +22,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A network that drops every packet between the bundle and PostgreSQL for 20 s, sockets left open
- * ({@link FreezingProxy}), under steady signed traffic, every setting at its default: each delivery in the freeze
+ * ({@link TcpProxy}), under steady signed traffic, every setting at its default: each delivery in the freeze
  * answered 503 within its commit timeout (2 s), health answering within its 1 s deadline all along, DOWN with the
  * reason, 2xx again within moments of the thaw, and nothing acked lost. In failsafe with the other long fault tests.
  */
@@ -42,27 +41,21 @@ class DroppedPacketsFaultIT {
     @TempDir
     Path dataDir;
     private StoppablePostgres postgres;
-    private FreezingProxy proxy;
+    private TcpProxy proxy;
     private FakeMetaKit metakit;
     private RunningInbox inbox;
 
     @BeforeEach
     void start() throws Exception {
         postgres = new StoppablePostgres(dataDir);
-        proxy = new FreezingProxy(postgres.port());
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
-        inbox = RunningInbox.start(Map.of(
-                "metakit.database.url", "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres",
-                "metakit.database.user", "postgres",
-                "metakit.database.password", "",
-                "metakit.api.url", metakit.url(),
-                "metakit.api.key", FakeMetaKit.API_KEY));
+        proxy = new TcpProxy(postgres.port());
+        metakit = FakeMetaKit.withOnePositionEach(ACCOUNTS);
+        inbox = RunningInbox.onServer("jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres", metakit);
     }
 
     @AfterEach
     void stop() throws Exception {
-        try (StoppablePostgres p = postgres; FakeMetaKit m = metakit; FreezingProxy x = proxy) {
+        try (StoppablePostgres p = postgres; FakeMetaKit m = metakit; TcpProxy x = proxy) {
             if (inbox != null) {
                 inbox.close();
             }

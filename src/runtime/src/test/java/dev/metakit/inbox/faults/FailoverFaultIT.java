@@ -13,7 +13,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,14 +39,8 @@ class FailoverFaultIT {
     @BeforeEach
     void start() throws Exception {
         servers = PrimaryAndStandby.start(root);
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
-        inbox = RunningInbox.start(Map.of(
-                "metakit.database.url", servers.multiHostUrl(),
-                "metakit.database.user", "postgres",
-                "metakit.database.password", "",
-                "metakit.api.url", metakit.url(),
-                "metakit.api.key", FakeMetaKit.API_KEY));
+        metakit = FakeMetaKit.withOnePositionEach(ACCOUNTS);
+        inbox = RunningInbox.onServer(servers.multiHostUrl(), metakit);
     }
 
     @AfterEach

@@ -81,9 +81,7 @@ class FrozenPublisherFaultIT {
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
+        metakit = FakeMetaKit.onCleanDatabase(ACCOUNTS);
         outlet = new RecordingFeedOutlet();
     }
 

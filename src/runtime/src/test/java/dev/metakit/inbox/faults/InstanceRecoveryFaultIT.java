@@ -47,18 +47,16 @@ class InstanceRecoveryFaultIT {
 
     @TempDir
     Path workDir;
+    private final List<InboxProcess> processes = new ArrayList<>();
 
     private FakeMetaKit metakit;
     private InboxAudit audit;
-    private final List<InboxProcess> processes = new ArrayList<>();
     private SignedLoad load;
 
     @BeforeEach
     void start() {
-        TestDatabase.truncateAll();
+        metakit = FakeMetaKit.onCleanDatabase(ACCOUNTS);
         audit = InboxAudit.install();
-        metakit = new FakeMetaKit();
-        metakit.openOnePositionEach(ACCOUNTS, "0.10");
     }
 
     @AfterEach

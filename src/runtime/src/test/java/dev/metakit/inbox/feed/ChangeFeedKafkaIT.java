@@ -74,14 +74,9 @@ class ChangeFeedKafkaIT {
 
     @AfterEach
     void stop() throws Exception {
-        if (sandbox != null) {
-            sandbox.close();
-        }
-        if (consumer != null) {
-            consumer.close();
-        }
-        if (broker != null) {
-            broker.close();
+        // closed in reverse: the sandbox, the consumer, then the broker (a null one is skipped)
+        try (KafkaBroker b = broker; InboxProcess c = consumer; Sandbox s = sandbox) {
+            // closing is all
         }
     }
 
@@ -98,7 +93,7 @@ class ChangeFeedKafkaIT {
         broker.createTopic(TOPIC, 1);
 
         Path routes = routesWithKafkaOutlet(broker.bootstrapServers());
-        int apiPort = freePort();
+        int apiPort = RunningInbox.freePort();
         consumer = new InboxProcess(Files.createDirectories(workDir.resolve("consumer")),
                 "http://127.0.0.1:" + apiPort, Map.of(
                 "CAMEL_MAIN_ROUTESINCLUDEPATTERN", "file:" + routes + "/*.camel.yaml",
@@ -320,11 +315,5 @@ class ChangeFeedKafkaIT {
 
     private static double elapsed(long since) {
         return (System.nanoTime() - since) / 1e9;
-    }
-
-    private static int freePort() throws Exception {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

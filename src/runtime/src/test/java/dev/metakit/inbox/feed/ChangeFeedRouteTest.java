@@ -17,8 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -45,7 +43,6 @@ class ChangeFeedRouteTest {
     final InboxFixture fixture = new InboxFixture();
     private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
-    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
     @BeforeEach
     void start() {
@@ -60,14 +57,14 @@ class ChangeFeedRouteTest {
 
     @Test
     void theDefaultOutletLogsOneLinePerChangeInOrderWithItsIdAndMarksItPublished() throws Exception {
-        metakit.open(3, 10, "0.10", "0", "1.09000", t0);
+        metakit.open(3, 10, "0.10", "0", "1.09000", fixture.t0());
         inbox = fixture.start(Map.of());
         recordOutletBodies();
         inbox.postSigned(event("position.opened", 3, 10), "position.opened");
         awaitPublished(1);
 
         metakit.close(3, 10);
-        metakit.deal(3, 900, 10, "out", "0.10", "1.08500", "5.00", t0.plusSeconds(10));
+        metakit.deal(3, 900, 10, "out", "0.10", "1.08500", "5.00", fixture.t0().plusSeconds(10));
         inbox.postSigned(event("position.closed", 3, 10), "position.closed");
         awaitPublished(2);
 

@@ -110,7 +110,8 @@ class DebeziumOutboxIT {
                 throw new java.io.UncheckedIOException(e);
             }
         });
-        EmbeddedPostgres.Builder server = EmbeddedPostgres.builder().setDataDirectory(workDir.resolve("postgres"));
+        EmbeddedPostgres.Builder server = EmbeddedPostgres.builder().setDataDirectory(workDir.resolve("postgres"))
+                .setPort(RunningInbox.freePort());
         codeBlock(recipe, "conf").lines().map(String::trim).filter(l -> !l.isEmpty() && !l.startsWith("#"))
                 .forEach(l -> server.setServerConfig(l.substring(0, l.indexOf('=')).trim(),
                         l.substring(l.indexOf('=') + 1).trim()));

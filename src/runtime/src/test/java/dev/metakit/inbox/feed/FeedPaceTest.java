@@ -1,5 +1,6 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.support.CleanDatabase;
 import dev.metakit.inbox.support.ShippedProperties;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
@@ -11,8 +12,8 @@ import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.support.AsyncProcessorSupport;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -42,6 +43,7 @@ import static org.awaitility.Awaitility.await;
  * publisher without a poll (and still does after its LISTEN connection was cut), and a batch in flight at an
  * asynchronous outlet resends from its first unconfirmed change.
  */
+@ExtendWith(CleanDatabase.class)
 class FeedPaceTest {
     /** the bundle's pool (InboxDatabase: HikariCP, 16 connections by default) over the test database */
     private final HikariDataSource db = pool();
@@ -51,11 +53,6 @@ class FeedPaceTest {
     /** the changes the outlet took, in the order it took them */
     private final List<String> taken = Collections.synchronizedList(new ArrayList<>());
     private final List<String> tried = Collections.synchronizedList(new ArrayList<>());
-
-    @BeforeEach
-    void cleanSlate() {
-        TestDatabase.truncateAll();
-    }
 
     @AfterEach
     void stop() throws Exception {

@@ -3,13 +3,12 @@ package dev.metakit.inbox.ingest;
 import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RawHttp;
 import dev.metakit.inbox.support.RunningInbox;
-import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.support.SharedInbox;
+import dev.metakit.inbox.support.TestEvents;
 import dev.metakit.inbox.support.TestSignatures;
 import org.apache.logging.log4j.Level;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -18,46 +17,26 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
+import static dev.metakit.inbox.support.TestSignatures.now;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** The public endpoint under requests an attacker would send, each over a plain socket, with the default settings. */
 class HostileRequestsTest {
     private static final String HOOK = "/hooks/metakit";
-    private static RunningInbox inbox;
-
-    @BeforeAll
-    static void startBundle() {
-        inbox = RunningInbox.start(Map.of("camel.main.routes-include-pattern",
-                RunningInbox.onlyRoutes("beans", "ingest")));
-    }
-
-    @AfterAll
-    static void stopBundle() {
-        inbox.close();
-    }
-
-    @BeforeEach
-    void emptyInbox() {
-        TestDatabase.truncateAll();
-    }
+    @RegisterExtension
+    static final SharedInbox shared = SharedInbox.ingestOnly();
 
     private static byte[] body(long ticket) {
-        return ("{\"event\":\"position.opened\",\"account_id\":2,\"data\":{\"ticket\":" + ticket + "}}")
-                .getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static long now() {
-        return System.currentTimeMillis() / 1000;
+        return TestEvents.opened(2, ticket);
     }
 
     private static RawHttp.Answer post(String target, byte[] body, String... headerLines) throws Exception {
         String[] lines = new String[headerLines.length + 1];
         System.arraycopy(headerLines, 0, lines, 0, headerLines.length);
         lines[headerLines.length] = "Content-Length: " + body.length;
-        try (RawHttp http = new RawHttp(inbox.httpPort())) {
+        try (RawHttp http = new RawHttp(inbox().httpPort())) {
             return http.send(RawHttp.head(target, lines)).send(body).read();
         }
     }
@@ -122,7 +101,7 @@ class HostileRequestsTest {
         assertThat(twoEvents.body()).isEqualTo("repeated signature or event header");
         assertThat(twoSignatures.status()).isEqualTo(400);
         assertThat(IngestRouteTest.countRows()).isZero();
-        assertThat(inbox.metrics()).containsPattern(
+        assertThat(inbox().metrics()).containsPattern(
                 "metakit_webhook_rejected_total\\{[^}]*reason=\"repeated_header\"[^}]*} [2-9]");
     }
 
@@ -130,7 +109,7 @@ class HostileRequestsTest {
     void contentLengthBesideChunkedIsAnsweredAndTheConnectionClosed() throws Exception {
         byte[] body = body(5);
         String signature = "X-MetaKit-Signature: " + TestSignatures.header(RunningInbox.SECRET, now(), body);
-        try (RawHttp http = new RawHttp(inbox.httpPort())) {
+        try (RawHttp http = new RawHttp(inbox().httpPort())) {
             // one write: the server answers at the head, and a body still being sent would meet the closed socket
             ByteArrayOutputStream request = new ByteArrayOutputStream();
             request.writeBytes(RawHttp.head(HOOK, signature, "Content-Length: 4", "Transfer-Encoding: chunked")
@@ -154,12 +133,12 @@ class HostileRequestsTest {
         String signature = "X-MetaKit-Signature: " + TestSignatures.header(RunningInbox.SECRET, now(), body);
         try (LogCapture errors = LogCapture.atOrAbove(Level.ERROR)) {
             for (int i = 0; i < 5; i++) {
-                try (RawHttp http = new RawHttp(inbox.httpPort())) {
+                try (RawHttp http = new RawHttp(inbox().httpPort())) {
                     http.send(RawHttp.head(HOOK, signature, "Content-Length: 100000")).send(body);
                 }
             }
 
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(inbox.metrics()).containsPattern(
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(inbox().metrics()).containsPattern(
                     "metakit_webhook_rejected_total\\{[^}]*reason=\"client_closed\"[^}]*} [5-9]"));
             assertThat(errors.lines()).isEmpty();
         }
@@ -172,7 +151,7 @@ class HostileRequestsTest {
         List<RawHttp> held = new ArrayList<>();
         try {
             for (int i = 0; i < cap + 50; i++) {
-                held.add(new RawHttp(inbox.httpPort()));
+                held.add(new RawHttp(inbox().httpPort()));
             }
             // the server admits connections on several event loops at once, so the ones over the cap need not be
             // the last ones opened: count the closed ones among all
@@ -185,8 +164,8 @@ class HostileRequestsTest {
             }
         }
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                assertThat(inbox.postSigned(body(7), "position.opened").statusCode()).isEqualTo(200));
-        assertThat(inbox.metrics()).containsPattern(
+                assertThat(inbox().postSigned(body(7), "position.opened").statusCode()).isEqualTo(200));
+        assertThat(inbox().metrics()).containsPattern(
                 "metakit_http_connections_cut_total\\{[^}]*reason=\"connection_limit\"[^}]*} [5-9]\\d");
     }
 
@@ -207,7 +186,7 @@ class HostileRequestsTest {
             int cut = halfSendLargeBodies();
             assertThat(cut).as("round %d: half-sent 1 MiB bodies closed", round).isBetween(10, 30);
         }
-        assertThat(inbox.metrics()).containsPattern(
+        assertThat(inbox().metrics()).containsPattern(
                 "metakit_http_connections_cut_total\\{[^}]*reason=\"body_memory\"[^}]*} [1-6]\\d");
     }
 
@@ -219,7 +198,7 @@ class HostileRequestsTest {
         List<RawHttp> halfSent = new ArrayList<>();
         try {
             for (int i = 0; i < budgetMiB + 20; i++) {
-                RawHttp c = new RawHttp(inbox.httpPort());
+                RawHttp c = new RawHttp(inbox().httpPort());
                 halfSent.add(c);
                 try {
                     c.send(RawHttp.head(HOOK, "Content-Length: " + (almostAll.length + 1))).send(almostAll);
@@ -231,7 +210,7 @@ class HostileRequestsTest {
             for (RawHttp c : halfSent) {
                 cut += c.closedWithin(Duration.ofMillis(100)) ? 1 : 0;
             }
-            assertThat(inbox.postSigned(body(8 + cut), "position.opened").statusCode())
+            assertThat(inbox().postSigned(body(8 + cut), "position.opened").statusCode())
                     .as("a small delivery while the budget is full").isEqualTo(200);
             return cut;
         } finally {
@@ -239,5 +218,9 @@ class HostileRequestsTest {
                 c.close();
             }
         }
+    }
+
+    private static RunningInbox inbox() {
+        return shared.inbox();
     }
 }

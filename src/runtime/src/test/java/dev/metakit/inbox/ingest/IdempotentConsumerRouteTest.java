@@ -2,6 +2,7 @@ package dev.metakit.inbox.ingest;
 
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.support.TestEvents;
 import dev.metakit.inbox.support.TestSignatures;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import static dev.metakit.inbox.support.TestSignatures.now;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -209,12 +211,7 @@ class IdempotentConsumerRouteTest {
     }
 
     private static byte[] body(long ticket) {
-        return ("{\"event\":\"position.opened\",\"account_id\":5,\"data\":{\"ticket\":" + ticket + "}}")
-                .getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static long now() {
-        return System.currentTimeMillis() / 1000;
+        return TestEvents.opened(5, ticket);
     }
 
     private static String key(long t, byte[] body) {

@@ -1,12 +1,11 @@
 package dev.metakit.inbox.ingest;
 
 import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.SharedInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestSignatures;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -29,24 +28,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The ingest route over real HTTP, on a real PostgreSQL. */
 class IngestRouteTest {
-    private static RunningInbox inbox;
-
-    @BeforeAll
-    static void startBundle() {
-        // the ingest side alone: no worker touches the rows these tests inspect
-        inbox = RunningInbox.start(Map.of("metakit.webhook.secret-previous", RunningInbox.PREVIOUS_SECRET,
-                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest")));
-    }
-
-    @AfterAll
-    static void stopBundle() {
-        inbox.close();
-    }
-
-    @BeforeEach
-    void emptyInbox() {
-        TestDatabase.truncateAll();
-    }
+    // the ingest side alone: no worker touches the rows these tests inspect
+    @RegisterExtension
+    static final SharedInbox shared = SharedInbox.with(Map.of(
+            "metakit.webhook.secret-previous", RunningInbox.PREVIOUS_SECRET,
+            "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans", "ingest")));
 
     private static byte[] body(String event, long accountId, long ticket) {
         return ("{\"event\":\"" + event + "\",\"account_id\":" + accountId
@@ -65,7 +51,7 @@ class IngestRouteTest {
         long t = now();
         String header = TestSignatures.header(RunningInbox.SECRET, t, body);
 
-        HttpResponse<String> response = inbox.post(body, header, "position.opened");
+        HttpResponse<String> response = inbox().post(body, header, "position.opened");
 
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(response.body()).isEqualTo("stored");
@@ -83,8 +69,8 @@ class IngestRouteTest {
         byte[] body = body("position.closed", 2, 1);
         String header = TestSignatures.header(RunningInbox.SECRET, now(), body);
 
-        assertThat(inbox.post(body, header, "position.closed").body()).isEqualTo("stored");
-        HttpResponse<String> retry = inbox.post(body, header, "position.closed");
+        assertThat(inbox().post(body, header, "position.closed").body()).isEqualTo("stored");
+        HttpResponse<String> retry = inbox().post(body, header, "position.closed");
 
         assertThat(retry.statusCode()).isEqualTo(200);
         assertThat(retry.body()).isEqualTo("duplicate");
@@ -101,7 +87,7 @@ class IngestRouteTest {
         for (int i = 0; i < 20; i++) {
             Callable<Integer> send = () -> {
                 go.await();
-                return inbox.post(body, header, "position.opened").statusCode();
+                return inbox().post(body, header, "position.opened").statusCode();
             };
             results.add(pool.submit(send));
         }
@@ -119,7 +105,7 @@ class IngestRouteTest {
         String header = TestSignatures.header(RunningInbox.SECRET, now(), body);
         byte[] tampered = body("position.opened", 3, 5);
 
-        HttpResponse<String> response = inbox.post(tampered, header, "position.opened");
+        HttpResponse<String> response = inbox().post(tampered, header, "position.opened");
 
         assertThat(response.statusCode()).isEqualTo(400);
         assertThat(response.body()).isEqualTo("signature mismatch");
@@ -131,8 +117,8 @@ class IngestRouteTest {
         byte[] body = body("position.opened", 2, 99302157);
         String header = TestSignatures.header(RunningInbox.SECRET, now(), body);
 
-        HttpResponse<String> stored = inbox.post(body, header, "position.opened", Map.of("X-Trace-Token", "t-1"));
-        HttpResponse<String> rejected = inbox.post(body, "t=abc,v1=00", "position.opened",
+        HttpResponse<String> stored = inbox().post(body, header, "position.opened", Map.of("X-Trace-Token", "t-1"));
+        HttpResponse<String> rejected = inbox().post(body, "t=abc,v1=00", "position.opened",
                 Map.of("X-Trace-Token", "t-2"));
 
         for (HttpResponse<String> answer : List.of(stored, rejected)) {
@@ -150,17 +136,17 @@ class IngestRouteTest {
     @Test
     void aMissingOrMalformedOrStaleSignatureGets400WithItsReason() throws Exception {
         byte[] body = body("position.opened", 2, 5);
-        assertThat(inbox.post(body, null, null).body()).isEqualTo("missing signature header");
-        assertThat(inbox.post(body, "t=abc,v1=00", null).body()).isEqualTo("malformed signature header");
-        HttpResponse<String> stale = inbox.post(body,
+        assertThat(inbox().post(body, null, null).body()).isEqualTo("missing signature header");
+        assertThat(inbox().post(body, "t=abc,v1=00", null).body()).isEqualTo("malformed signature header");
+        HttpResponse<String> stale = inbox().post(body,
                 TestSignatures.header(RunningInbox.SECRET, now() - 301, body), null);
         assertThat(stale.statusCode()).isEqualTo(400);
         assertThat(stale.body()).isEqualTo("timestamp outside tolerance");
-        HttpResponse<String> future = inbox.post(body,
+        HttpResponse<String> future = inbox().post(body,
                 TestSignatures.header(RunningInbox.SECRET, now() + 400, body), null);
         assertThat(future.body()).isEqualTo("timestamp outside tolerance");
         assertThat(countRows()).isZero();
-        assertThat(inbox.metrics())
+        assertThat(inbox().metrics())
                 .containsPattern("metakit_webhook_rejected_total\\{[^}]*reason=\"missing_header\"[^}]*} [1-9]")
                 .containsPattern("metakit_webhook_rejected_total\\{[^}]*reason=\"timestamp_outside_tolerance\"[^}]*} [2-9]");
     }
@@ -169,13 +155,13 @@ class IngestRouteTest {
     void aDeliverySignedWithThePreviousSecretIsAcceptedDuringRotation() throws Exception {
         byte[] body = body("position.modified", 2, 5);
         long t = now();
-        HttpResponse<String> previousOnly = inbox.post(body,
+        HttpResponse<String> previousOnly = inbox().post(body,
                 TestSignatures.header(RunningInbox.PREVIOUS_SECRET, t, body), "position.modified");
         assertThat(previousOnly.statusCode()).isEqualTo(200);
 
         byte[] other = body("position.modified", 2, 6);
         String both = TestSignatures.header("not-our-secret", RunningInbox.SECRET, t, other);
-        assertThat(inbox.post(other, both, "position.modified").statusCode()).isEqualTo(200);
+        assertThat(inbox().post(other, both, "position.modified").statusCode()).isEqualTo(200);
         assertThat(row(t + ":" + TestSignatures.v1(RunningInbox.SECRET, t, other)))
                 .as("the key uses the v1 that verified").isNotNull();
     }
@@ -183,7 +169,7 @@ class IngestRouteTest {
     @Test
     void aGenuineBodyThatIsNotJsonIsStoredForTheWorkerToFlag() throws Exception {
         byte[] body = "this is not json".getBytes(StandardCharsets.UTF_8);
-        HttpResponse<String> response = inbox.postSigned(body, "position.opened");
+        HttpResponse<String> response = inbox().postSigned(body, "position.opened");
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(countRows()).isEqualTo(1);
     }
@@ -192,7 +178,7 @@ class IngestRouteTest {
     void aBodyThatIsNotValidUtf8IsKeptByteForByte() throws Exception {
         byte[] body = {'{', '"', 'x', '"', ':', '"', (byte) 0xC3, (byte) 0x28, 0, '"', '}'};
         long t = now();
-        assertThat(inbox.post(body, TestSignatures.header(RunningInbox.SECRET, t, body), "x.y").statusCode())
+        assertThat(inbox().post(body, TestSignatures.header(RunningInbox.SECRET, t, body), "x.y").statusCode())
                 .isEqualTo(200);
         try (Connection c = TestDatabase.dataSource().getConnection();
              PreparedStatement ps = c.prepareStatement("select body, body_raw from webhook_inbox")) {
@@ -206,8 +192,8 @@ class IngestRouteTest {
 
     @Test
     void unknownAndNonTradeEventsAreStoredAndAcknowledged() throws Exception {
-        assertThat(inbox.postSigned(body("account.connected", 4, 0), "account.connected").statusCode()).isEqualTo(200);
-        assertThat(inbox.postSigned(body("something.new", 4, 0), "something.new").statusCode()).isEqualTo(200);
+        assertThat(inbox().postSigned(body("account.connected", 4, 0), "account.connected").statusCode()).isEqualTo(200);
+        assertThat(inbox().postSigned(body("something.new", 4, 0), "something.new").statusCode()).isEqualTo(200);
         assertThat(countRows()).isEqualTo(2);
     }
 
@@ -215,7 +201,7 @@ class IngestRouteTest {
     void aBodyOverTheLimitGets413WithContentLengthOrChunked() throws Exception {
         byte[] big = new byte[1024 * 1024 + 1];
         java.util.Arrays.fill(big, (byte) 'a');
-        assertThat(inbox.post(big, TestSignatures.header(RunningInbox.SECRET, now(), big), null).statusCode())
+        assertThat(inbox().post(big, TestSignatures.header(RunningInbox.SECRET, now(), big), null).statusCode())
                 .isEqualTo(413);
         assertThat(chunkedPostStatus(3 * 1024 * 1024)).isEqualTo(413);
         assertThat(countRows()).isZero();
@@ -223,11 +209,11 @@ class IngestRouteTest {
 
     @Test
     void healthIsUpWhileTheDatabaseAnswers() {
-        assertThat(inbox.healthStatus()).isEqualTo(200);
+        assertThat(inbox().healthStatus()).isEqualTo(200);
     }
 
     private static int chunkedPostStatus(int totalBytes) throws Exception {
-        try (Socket s = new Socket("127.0.0.1", inbox.httpPort())) {
+        try (Socket s = new Socket("127.0.0.1", inbox().httpPort())) {
             s.setSoTimeout(10_000);
             OutputStream out = s.getOutputStream();
             out.write(("POST /hooks/metakit HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n"
@@ -254,19 +240,10 @@ class IngestRouteTest {
     record Row(String event, Long accountId, String body, java.sql.Timestamp processedAt) {
     }
 
-    static Row row(String key) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection();
-             PreparedStatement ps = c.prepareStatement(
-                     "select event, account_id, body, processed_at from webhook_inbox where delivery_key = ?")) {
-            ps.setString(1, key);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return null;
-                }
-                long account = rs.getLong(2);
-                return new Row(rs.getString(1), rs.wasNull() ? null : account, rs.getString(3), rs.getTimestamp(4));
-            }
-        }
+    static Row row(String key) {
+        return TestDatabase.rows("select event, account_id, body, processed_at from webhook_inbox where delivery_key = ?",
+                key).stream().findFirst().map(r -> new Row((String) r.get("event"), (Long) r.get("account_id"),
+                (String) r.get("body"), (java.sql.Timestamp) r.get("processed_at"))).orElse(null);
     }
 
     static int countRows() throws Exception {
@@ -275,5 +252,9 @@ class IngestRouteTest {
             rs.next();
             return rs.getInt(1);
         }
+    }
+
+    private static RunningInbox inbox() {
+        return shared.inbox();
     }
 }

@@ -1,11 +1,10 @@
 package dev.metakit.inbox.ingest;
 
 import dev.metakit.inbox.support.RunningInbox;
-import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import dev.metakit.inbox.support.SharedInbox;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -20,7 +19,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -44,19 +42,8 @@ class SlowClientsFaultTest {
     private static final long ACK_LIMIT_MILLIS = 1_000;
     private static final long RAMP_UP_NANOS = 1_000_000_000L;
 
-    private static RunningInbox inbox;
-
-    @BeforeAll
-    static void startBundle() {
-        TestDatabase.truncateAll();
-        inbox = RunningInbox.start(Map.of("camel.main.routes-include-pattern",
-                RunningInbox.onlyRoutes("beans", "ingest")));
-    }
-
-    @AfterAll
-    static void stopBundle() {
-        inbox.close();
-    }
+    @RegisterExtension
+    static final SharedInbox shared = SharedInbox.ingestOnly();
 
     @Test
     void fiveHundredSlowConnectionsNeitherDelayGenuineDeliveriesNorOutliveTheReadDeadline() throws Exception {
@@ -124,25 +111,25 @@ class SlowClientsFaultTest {
         if (i % 2 == 0) {
             // a request head that never ends, one byte per second
             String head = "POST /hooks/metakit HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + "a".repeat(4000);
-            return new Slow(inbox.httpPort(), head.getBytes(StandardCharsets.US_ASCII), 1);
+            return new Slow(inbox().httpPort(), head.getBytes(StandardCharsets.US_ASCII), 1);
         }
         // a whole head at once, then the body one byte per second
         String head = "POST /hooks/metakit HTTP/1.1\r\nHost: localhost\r\nX-MetaKit-Signature: t=1,v1="
                 + "0".repeat(64) + "\r\nContent-Length: 100000\r\n\r\n";
         byte[] request = (head + "{".repeat(100_000)).getBytes(StandardCharsets.US_ASCII);
-        return new Slow(inbox.httpPort(), request, head.length());
+        return new Slow(inbox().httpPort(), request, head.length());
     }
 
     private void load(Duration duration, boolean watchIdle) throws Exception {
         // one delivery before the load: the first request of a fresh JVM pays for class loading and JIT, which is not
         // what this test measures
-        assertThat(inbox.postSigned("{\"event\":\"warm.up\"}".getBytes(StandardCharsets.UTF_8), "warm.up")
+        assertThat(inbox().postSigned("{\"event\":\"warm.up\"}".getBytes(StandardCharsets.UTF_8), "warm.up")
                 .statusCode()).isEqualTo(200);
-        double clientClosedBefore = clientClosed(inbox.metrics());
+        double clientClosedBefore = clientClosed(inbox().metrics());
         long loadStart = System.nanoTime();
         Set<Slow> open = new LinkedHashSet<>();
         List<Slow> closed = new ArrayList<>();
-        Slow idle = watchIdle ? new Slow(inbox.httpPort(), new byte[0], 0) : null;
+        Slow idle = watchIdle ? new Slow(inbox().httpPort(), new byte[0], 0) : null;
 
         List<long[]> acks = new CopyOnWriteArrayList<>(); // {status, millis}
         AtomicBoolean running = new AtomicBoolean(true);
@@ -194,7 +181,7 @@ class SlowClientsFaultTest {
         }
         running.set(false);
         genuine.join();
-        String metrics = inbox.metrics(); // before the test hangs up on the slow connections still open
+        String metrics = inbox().metrics(); // before the test hangs up on the slow connections still open
         for (Slow s : open) {
             s.channel.close();
         }
@@ -251,7 +238,7 @@ class SlowClientsFaultTest {
             long start = System.nanoTime();
             long status;
             try {
-                HttpResponse<String> r = inbox.postSigned(body, "position.opened");
+                HttpResponse<String> r = inbox().postSigned(body, "position.opened");
                 status = r.statusCode();
             } catch (IOException e) {
                 status = -1;
@@ -267,5 +254,9 @@ class SlowClientsFaultTest {
                 return;
             }
         }
+    }
+
+    private static RunningInbox inbox() {
+        return shared.inbox();
     }
 }

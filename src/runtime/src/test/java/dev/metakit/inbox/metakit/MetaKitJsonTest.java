@@ -1,5 +1,6 @@
 package dev.metakit.inbox.metakit;
 
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
@@ -45,18 +46,12 @@ class MetaKitJsonTest {
 
     @Test
     void wrongTypesAreMalformedNamingTheField() {
-        assertThatThrownBy(() -> json.webhookEvent("{\"account_id\":\"abc\"}"))
-                .isInstanceOf(MalformedPayloadException.class).hasMessage("account_id: not a number");
-        assertThatThrownBy(() -> json.webhookEvent("{\"account_id\":2.5}"))
-                .isInstanceOf(MalformedPayloadException.class).hasMessage("account_id: not an integer");
-        assertThatThrownBy(() -> json.webhookEvent("{\"created_at\":\"yesterday\"}"))
-                .isInstanceOf(MalformedPayloadException.class).hasMessage("created_at: not an ISO-8601 time");
-        assertThatThrownBy(() -> json.webhookEvent("{\"data\":{\"ticket\":true}}"))
-                .isInstanceOf(MalformedPayloadException.class).hasMessage("data.ticket: not a number");
-        assertThatThrownBy(() -> json.positions("[{\"symbol\":\"EURUSD\"}]"))
-                .isInstanceOf(MalformedPayloadException.class).hasMessage("positions[0].ticket: missing");
-        assertThatThrownBy(() -> json.deals("{\"error\":\"x\"}"))
-                .isInstanceOf(MalformedPayloadException.class).hasMessage("deals: expected a JSON array");
+        assertMalformed(() -> json.webhookEvent("{\"account_id\":\"abc\"}"), "account_id: not a number");
+        assertMalformed(() -> json.webhookEvent("{\"account_id\":2.5}"), "account_id: not an integer");
+        assertMalformed(() -> json.webhookEvent("{\"created_at\":\"yesterday\"}"), "created_at: not an ISO-8601 time");
+        assertMalformed(() -> json.webhookEvent("{\"data\":{\"ticket\":true}}"), "data.ticket: not a number");
+        assertMalformed(() -> json.positions("[{\"symbol\":\"EURUSD\"}]"), "positions[0].ticket: missing");
+        assertMalformed(() -> json.deals("{\"error\":\"x\"}"), "deals: expected a JSON array");
     }
 
     @Test
@@ -155,5 +150,9 @@ class MetaKitJsonTest {
         assertThat(json.errorMessage((byte[]) null)).isEmpty();
         assertThat(json.errorMessage("{\"error\":42}")).isEmpty();
         assertThat(json.errorMessage("{\"error\":\"" + "x".repeat(1000) + "\"}").orElseThrow()).hasSizeLessThan(400);
+    }
+
+    private static void assertMalformed(ThrowingCallable parse, String message) {
+        assertThatThrownBy(parse).isInstanceOf(MalformedPayloadException.class).hasMessage(message);
     }
 }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 
 import static dev.metakit.inbox.support.InboxRows.row;
+import static dev.metakit.inbox.support.InboxRows.rows;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -65,9 +66,7 @@ class InboxMaintenanceTest {
 
     @Test
     void pruningDeletesOldProcessedRowsInBatchesAndKeepsFailedPendingAndRecentRows() throws Exception {
-        for (int i = 0; i < 7; i++) {
-            row("old-processed-" + i, 2, 200, "processed");
-        }
+        rows("old-processed-", 7, 2, 200, "processed");
         row("old-failed", 2, 200, "failed");
         row("old-pending", 2, 200, "pending");
         row("recent-processed", 2, 1, "processed");

@@ -25,6 +25,10 @@ import static org.awaitility.Awaitility.await;
  * (503, so MetaKit retries) rather than {@code 200 stored} with nothing to work it.
  */
 class IncompleteBundleTest {
+    /** every route file but the change feed's */
+    private static final String ALL_BUT_THE_FEED = RunningInbox.onlyRoutes(
+            "beans", "ingest", "metakit-api", "worker", "reconcile", "status", "retention", "ops");
+
     private static final byte[] DELIVERY = "{\"event\":\"position.opened\",\"account_id\":2,\"data\":{\"ticket\":11}}"
             .getBytes(StandardCharsets.UTF_8);
 
@@ -89,8 +93,7 @@ class IncompleteBundleTest {
     void aRouteFileLeftOutOnPurposeIsNamedInTheSettingAndTheBundleIsReady() throws Exception {
         // every route file but the change feed's, which this deployment does without
         try (RunningInbox inbox = RunningInbox.start(Map.of(
-                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes(
-                        "beans", "ingest", "metakit-api", "worker", "reconcile", "status", "retention", "ops"),
+                "camel.main.routes-include-pattern", ALL_BUT_THE_FEED,
                 "metakit.routes.replaced", "metakit-change-feed-poll, metakit-change-outlet"))) {
             assertThat(inbox.camelContext().getRoute(EssentialRoute.FEED_POLL.routeId())).isNull();
             assertThat(inbox.management("/observe/health/ready").statusCode()).isEqualTo(200);
@@ -101,8 +104,7 @@ class IncompleteBundleTest {
     @Test
     void theSameRouteFilesLeftOutWithoutTheSettingAreNotReady() throws Exception {
         try (RunningInbox inbox = RunningInbox.startUnready(Map.of(
-                "camel.main.routes-include-pattern", RunningInbox.onlyRoutes(
-                        "beans", "ingest", "metakit-api", "worker", "reconcile", "status", "retention", "ops"),
+                "camel.main.routes-include-pattern", ALL_BUT_THE_FEED,
                 "metakit.routes.replaced", ""))) {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 HttpResponse<String> ready = inbox.management("/observe/health/ready?data=true");

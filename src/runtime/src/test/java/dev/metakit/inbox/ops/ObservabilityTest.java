@@ -8,8 +8,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
 import static dev.metakit.inbox.support.Metrics.sample;
@@ -21,17 +19,14 @@ import static org.awaitility.Awaitility.await;
 class ObservabilityTest {
     @RegisterExtension
     final InboxFixture fixture = new InboxFixture();
-    private final FakeMetaKit metakit = fixture.metakit();
-    private RunningInbox inbox;
-    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
     @Test
     void afterTrafficOfEveryKindEveryMetricIsScrapedWithAPlausibleValue() throws Exception {
-        metakit.open(2, 20, "0.10", "0", "0", t0);
-        metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
-                + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
-        inbox = fixture.startWith(Map.of(
-                "metakit.api.url", metakit.url(),
+        fixture.metakit().open(2, 20, "0.10", "0", "0", fixture.t0());
+        fixture.metakit().webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"failed\","
+                + "\"lastDeliveryAt\":\"" + fixture.t0() + "\"}]");
+        RunningInbox inbox = fixture.startWith(Map.of(
+                "metakit.api.url", fixture.metakit().url(),
                 "metakit.api.key", FakeMetaKit.API_KEY,
                 "metakit.accounts", "2",
                 "metakit.worker.poll-interval-millis", "200",
@@ -92,7 +87,7 @@ class ObservabilityTest {
     @Test
     void theBacklogGaugeShowsRowsWaitingAndTheAgeOfTheOldest() throws Exception {
         // no MetaKit: the trade event cannot be reconciled and stays in the backlog
-        inbox = fixture.startWith(Map.of("metakit.metrics.refresh", "1s",
+        RunningInbox inbox = fixture.startWith(Map.of("metakit.metrics.refresh", "1s",
                 "metakit.worker.backoff-base-millis", "60000", "metakit.worker.backoff-max-millis", "60000"));
         inbox.postSigned(event("position.opened", 3, 30), "position.opened");
         TestDatabase.scalar("select 1");

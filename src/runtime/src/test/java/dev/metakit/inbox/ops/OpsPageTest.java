@@ -26,10 +26,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.LocalTime;
 import java.time.ZoneOffset;
-import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +45,6 @@ class OpsPageTest {
     private final FakeMetaKit metakit = fixture.metakit();
     private RunningInbox inbox;
     private final HttpClient http = HttpClient.newHttpClient();
-    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
 
     private void startInbox(Map<String, String> extra) {
         Map<String, String> p = new HashMap<>(extra);
@@ -97,7 +94,7 @@ class OpsPageTest {
     @Test
     void theFeedsLagAndLastChangeShowAndItsReplayMarksChangesForPublishingAgain() throws Exception {
         startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN));
-        metakit.open(2, 20, "0.10", "0", "0", t0);
+        metakit.open(2, 20, "0.10", "0", "0", fixture.t0());
         inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(20)).until(() -> scalar(
                 "select count(*) from position_changes where published_at is not null") == 1);
@@ -124,9 +121,9 @@ class OpsPageTest {
                 "SKIPPED: the ops page browser test needs Debian's chromium and chromium-driver"
                         + " (apt-get install chromium chromium-driver; .ci/run installs them)");
 
-        metakit.open(2, 20, "0.10", "0", "0", t0);
+        metakit.open(2, 20, "0.10", "0", "0", fixture.t0());
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"succeeded\","
-                + "\"lastDeliveryAt\":\"" + t0 + "\"}]");
+                + "\"lastDeliveryAt\":\"" + fixture.t0() + "\"}]");
         startInbox(Map.of("metakit.ops.enabled", "true", "metakit.ops.token", TOKEN, "metakit.status.interval", "1s"));
         inbox.postSigned(TestEvents.event("position.opened", 2, 20), "position.opened");
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
@@ -165,7 +162,7 @@ class OpsPageTest {
                     "select count(*) from webhook_inbox where failed_at is null and processed_at is not null") == 2);
 
             // reconcile now: a position MetaKit opened since shows up without any delivery
-            metakit.open(2, 21, "0.30", "0", "0", t0);
+            metakit.open(2, 21, "0.30", "0", "0", fixture.t0());
             browser.findElement(By.id("reconcile-2")).click();
             await().atMost(Duration.ofSeconds(15)).until(() ->
                     browser.findElement(By.id("message")).getText().contains("account 2 reconciled"));

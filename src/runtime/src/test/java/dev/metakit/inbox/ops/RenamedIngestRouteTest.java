@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -25,11 +24,7 @@ class RenamedIngestRouteTest {
     @Test
     void theIngestMetersStillCountWhenTheIngestRouteIsRenamed(@TempDir Path routes) throws Exception {
         TestDatabase.truncateAll();
-        try (Stream<Path> files = Files.list(RunningInbox.basedir().resolve("routes"))) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".camel.yaml")).toList()) {
-                Files.copy(f, routes.resolve(f.getFileName()));
-            }
-        }
+        RunningInbox.copyRouteFiles(routes);
         Path ingest = routes.resolve("ingest.camel.yaml");
         String renamed = Files.readString(ingest).replace("id: metakit-ingest\n", "id: our-webhook-intake\n");
         assertThat(renamed).contains("id: our-webhook-intake");

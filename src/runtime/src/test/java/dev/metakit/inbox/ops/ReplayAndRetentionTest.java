@@ -15,6 +15,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
 import static dev.metakit.inbox.support.InboxRows.row;
+import static dev.metakit.inbox.support.InboxRows.rows;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -67,9 +68,7 @@ class ReplayAndRetentionTest {
 
     @Test
     void theRetentionRoutePrunesOldProcessedRowsAndKeepsFailedOnes() throws Exception {
-        for (int i = 0; i < 5; i++) {
-            row("old-" + i, 2, 60, "processed");
-        }
+        rows("old-", 5, 2, 60, "processed");
         row("old-failed", 2, 60, "failed");
         row("recent", 2, 1, "processed");
         inbox = fixture.startWith(Map.of("metakit.retention", "P1D", "metakit.retention.interval", "1s",

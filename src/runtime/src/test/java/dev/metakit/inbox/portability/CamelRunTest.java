@@ -8,7 +8,6 @@ import org.apache.camel.main.KameletMain;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -35,8 +34,8 @@ class CamelRunTest {
     @Test
     void theRouteFilesListedOnTheCommandLineRunAndStoreADelivery() throws Exception {
         TestDatabase.truncateAll();
-        int httpPort = freePort();
-        int managementPort = freePort();
+        int httpPort = RunningInbox.freePort();
+        int managementPort = RunningInbox.freePort();
         KameletMain main = camelRun(httpPort, managementPort, file -> true);
         main.start();
         try {
@@ -66,8 +65,8 @@ class CamelRunTest {
     @Test
     void aRouteFileLeftOffTheCommandLineMakesReadinessDownAndNothingIsStored() throws Exception {
         TestDatabase.truncateAll();
-        int httpPort = freePort();
-        int managementPort = freePort();
+        int httpPort = RunningInbox.freePort();
+        int managementPort = RunningInbox.freePort();
         KameletMain main = camelRun(httpPort, managementPort, file -> !file.endsWith("status.camel.yaml"));
         main.start();
         try {
@@ -103,17 +102,7 @@ class CamelRunTest {
                 "file:" + RunningInbox.basedir().resolve("application.properties"));
         main.addInitialProperty("camel.jbang.platform-http.port", String.valueOf(httpPort));
         // what the environment would say (HTTP_PORT, METAKIT_WEBHOOK_SECRET, DATABASE_URL, ...)
-        main.addOverrideProperty("camel.server.port", String.valueOf(httpPort));
-        main.addOverrideProperty("camel.server.host", "127.0.0.1");
-        main.addOverrideProperty("camel.management.port", String.valueOf(managementPort));
-        main.addOverrideProperty("camel.management.host", "127.0.0.1");
-        main.addOverrideProperty("metakit.webhook.secret", RunningInbox.SECRET);
-        main.addOverrideProperty("metakit.api.url", "http://127.0.0.1:9");
-        main.addOverrideProperty("metakit.api.key", "no-metakit-in-this-test");
-        main.addOverrideProperty("metakit.database.url", TestDatabase.jdbcUrl());
-        main.addOverrideProperty("metakit.database.user", TestDatabase.user());
-        main.addOverrideProperty("metakit.database.password",
-                TestDatabase.password() == null ? "" : TestDatabase.password());
+        RunningInbox.testSettings(httpPort, managementPort).forEach(main::addOverrideProperty);
         return main;
     }
 
@@ -125,11 +114,5 @@ class CamelRunTest {
                         TestSignatures.header(RunningInbox.SECRET, System.currentTimeMillis() / 1000, body))
                 .header("X-MetaKit-Event", "webhook.test")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

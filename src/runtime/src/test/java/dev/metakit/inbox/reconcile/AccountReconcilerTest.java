@@ -3,24 +3,17 @@ package dev.metakit.inbox.reconcile;
 import dev.metakit.inbox.metakit.ApiDeal;
 import dev.metakit.inbox.metakit.ApiPosition;
 import dev.metakit.inbox.metakit.WebhookEvent;
-import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.BeforeEach;
+import dev.metakit.inbox.support.ReconcileFixture;
 import org.junit.jupiter.api.Test;
 
-import javax.sql.DataSource;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
-import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -30,19 +23,7 @@ import java.util.concurrent.TimeoutException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class AccountReconcilerTest {
-
-    private static final long ACCOUNT = 2;
-    private static final Instant T0 = Instant.parse("2026-12-02T10:00:00Z");
-
-    private final DataSource db = TestDatabase.dataSource();
-    private final AccountReconciler reconciler = new AccountReconciler(db, Duration.ofDays(1),
-            Clock.fixed(T0.plusSeconds(3600), ZoneOffset.UTC));
-
-    @BeforeEach
-    void cleanSlate() {
-        TestDatabase.truncateAll();
-    }
+class AccountReconcilerTest extends ReconcileFixture {
 
     // ---- open
 
@@ -93,25 +74,18 @@ class AccountReconcilerTest {
 
     @Test
     void aCloseDeliveredBeforeItsOpenLeavesExactlyOneClosedRowWithItsDeal() {
-        Hint closedHint = new Hint(200, "position.closed", T0.plusSeconds(600));
-        DealsQuery plan = reconciler.planDeals(ACCOUNT, List.of(), List.of(closedHint));
+        DealsQuery plan = reconciler.planDeals(ACCOUNT, List.of(), List.of(TICKET_200_CLOSED));
         assertThat(plan.needed()).isTrue();
         assertThat(plan.from()).isEqualTo(T0.plusSeconds(600).minus(Duration.ofDays(1)));
         assertThat(plan.to()).isNull();
         assertThat(plan.tickets()).containsExactly(200L);
 
-        List<ApiDeal> deals = List.of(deal(1, 200, "in", "buy", "0.10", "1.08450", "0", T0),
-                deal(2, 200, "out", "sell", "0.10", "1.08550", "10.00", T0.plusSeconds(500)));
-        ReconcileResult r = reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), deals, List.of(closedHint));
+        ReconcileResult r = reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), TICKET_200_DEALS,
+                List.of(TICKET_200_CLOSED));
 
         assertThat(r.closed()).isEqualTo(1);
         assertThat(count()).isEqualTo(1);
-        Map<String, Object> row = row(200);
-        assertThat(row.get("status")).isEqualTo("closed");
-        assertThat(row.get("close_deal_ticket")).isEqualTo(2L);
-        assertThat((BigDecimal) row.get("close_price")).isEqualByComparingTo("1.08550");
-        assertThat((BigDecimal) row.get("close_profit")).isEqualByComparingTo("10.00");
-        assertThat(instant(row, "closed_at")).isEqualTo(T0.plusSeconds(500));
+        Map<String, Object> row = assertClosed(200, 2, "1.08550", "10.00", T0.plusSeconds(500));
         assertThat(row.get("symbol")).isEqualTo("EURUSD");
         assertThat(row.get("type")).isEqualTo("buy");
         assertThat((BigDecimal) row.get("volume")).isEqualByComparingTo("0.10");
@@ -121,10 +95,7 @@ class AccountReconcilerTest {
 
     @Test
     void aLatePositionOpenedHintNeverReopensAClosedRow() {
-        Hint closedHint = new Hint(200, "position.closed", T0.plusSeconds(600));
-        List<ApiDeal> deals = List.of(deal(1, 200, "in", "buy", "0.10", "1.08450", "0", T0),
-                deal(2, 200, "out", "sell", "0.10", "1.08550", "10.00", T0.plusSeconds(500)));
-        reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), deals, List.of(closedHint));
+        reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), TICKET_200_DEALS, List.of(TICKET_200_CLOSED));
         List<Map<String, Object>> before = table();
 
         Hint lateOpen = new Hint(200, "position.opened", T0);
@@ -215,12 +186,7 @@ class AccountReconcilerTest {
         deals.add(deal(4, 500, "out", "sell", "0.10", "1.1030", "3.00", T0.plusSeconds(35)));
         ReconcileResult r = apply(T0.plusSeconds(50), List.of(), deals);
         assertThat(r.closed()).isEqualTo(1);
-        Map<String, Object> row = row(500);
-        assertThat(row.get("status")).isEqualTo("closed");
-        assertThat(row.get("close_deal_ticket")).isEqualTo(4L);
-        assertThat((BigDecimal) row.get("close_price")).isEqualByComparingTo("1.1030");
-        assertThat((BigDecimal) row.get("close_profit")).isEqualByComparingTo("6.00");
-        assertThat(instant(row, "closed_at")).isEqualTo(T0.plusSeconds(35));
+        assertClosed(500, 4, "1.1030", "6.00", T0.plusSeconds(35));
     }
 
     @Test
@@ -442,18 +408,23 @@ class AccountReconcilerTest {
     }
 
     private static ApiPosition position(long ticket, String volume, String priceOpen, Instant time) {
-        return new ApiPosition(ticket, "EURUSD", "buy", new BigDecimal(volume), new BigDecimal(priceOpen),
-                new BigDecimal("0"), new BigDecimal("0"), new BigDecimal("-1.25"), new BigDecimal("0.00"), time);
-    }
-
-    private static ApiDeal deal(long ticket, long positionId, String entry, String type, String volume, String price,
-                                String profit, Instant time) {
-        return new ApiDeal(ticket, positionId, ticket + 10_000, "EURUSD", type, entry, new BigDecimal(volume),
-                new BigDecimal(price), new BigDecimal(profit), new BigDecimal("-0.07"), BigDecimal.ZERO, time);
+        return position(ticket, volume, priceOpen, "0", time);
     }
 
     private List<Map<String, Object>> table() {
         return query("select * from positions order by account_id, ticket");
+    }
+
+    /** The ticket's row is closed by that deal, at its price and time, with that profit; returns the row. */
+    private Map<String, Object> assertClosed(long ticket, long dealTicket, String closePrice, String closeProfit,
+                                             Instant closedAt) {
+        Map<String, Object> row = row(ticket);
+        assertThat(row.get("status")).isEqualTo("closed");
+        assertThat(row.get("close_deal_ticket")).isEqualTo(dealTicket);
+        assertThat((BigDecimal) row.get("close_price")).isEqualByComparingTo(closePrice);
+        assertThat((BigDecimal) row.get("close_profit")).isEqualByComparingTo(closeProfit);
+        assertThat(instant(row, "closed_at")).isEqualTo(closedAt);
+        return row;
     }
 
     private Map<String, Object> row(long ticket) {
@@ -480,23 +451,5 @@ class AccountReconcilerTest {
     private static Instant instant(Map<String, Object> row, String column) {
         Object v = row.get(column);
         return v == null ? null : ((java.sql.Timestamp) v).toInstant();
-    }
-
-    private List<Map<String, Object>> query(String sql) {
-        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(sql);
-             ResultSet rs = s.executeQuery()) {
-            ResultSetMetaData md = rs.getMetaData();
-            List<Map<String, Object>> rows = new ArrayList<>();
-            while (rs.next()) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                for (int i = 1; i <= md.getColumnCount(); i++) {
-                    row.put(md.getColumnName(i), rs.getObject(i));
-                }
-                rows.add(row);
-            }
-            return rows;
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -1,18 +1,11 @@
 package dev.metakit.inbox.reconcile;
 
-import dev.metakit.inbox.metakit.ApiDeal;
 import dev.metakit.inbox.metakit.ApiPosition;
-import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.BeforeEach;
+import dev.metakit.inbox.support.ReconcileFixture;
 import org.junit.jupiter.api.Test;
 
-import javax.sql.DataSource;
 import java.math.BigDecimal;
 import java.sql.Array;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,21 +25,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /** The change feed's outbox, as AccountReconciler writes it, on the real database. */
-class ChangeOutboxTest {
-
-    private static final long ACCOUNT = 2;
-    private static final Instant T0 = Instant.parse("2026-12-02T10:00:00Z");
-
-    private final DataSource db = TestDatabase.dataSource();
-    private final AccountReconciler reconciler = new AccountReconciler(db, Duration.ofDays(1),
-            Clock.fixed(T0.plusSeconds(3600), ZoneOffset.UTC));
-
-    @BeforeEach
-    void cleanSlate() {
-        TestDatabase.truncateAll();
-    }
+class ChangeOutboxTest extends ReconcileFixture {
 
     @Test
     void anOpenedPositionIsOneOpenedChangeWithItsFieldsAndTheSourceThatFoundIt() {
@@ -120,19 +102,13 @@ class ChangeOutboxTest {
 
     @Test
     void aTicketFirstSeenClosedIsOneClosedChangeAndALateOpenWritesNothing() {
-        Hint closedHint = new Hint(200, "position.closed", T0.plusSeconds(600));
-        List<ApiDeal> deals = List.of(deal(1, 200, "in", "buy", "0.10", "1.08450", "0", T0),
-                deal(2, 200, "out", "sell", "0.10", "1.08550", "10.00", T0.plusSeconds(500)));
-        reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), deals, List.of(closedHint));
+        reconciler.apply(ACCOUNT, T0.plusSeconds(700), List.of(), TICKET_200_DEALS, List.of(TICKET_200_CLOSED));
         reconciler.apply(ACCOUNT, T0.plusSeconds(800), List.of(), List.of(),
                 List.of(new Hint(200, "position.opened", T0)));
-        reconciler.apply(ACCOUNT, T0.plusSeconds(900), List.of(), deals, List.of(closedHint));
+        reconciler.apply(ACCOUNT, T0.plusSeconds(900), List.of(), TICKET_200_DEALS, List.of(TICKET_200_CLOSED));
 
-        List<Map<String, Object>> changes = changes();
-        assertThat(changes).hasSize(1);
-        Map<String, Object> c = changes.get(0);
-        assertThat(c.get("kind")).isEqualTo("closed");
-        assertThat(c.get("seq")).isEqualTo(1L);
+        assertThat(changes()).extracting(c -> c.get("kind"), c -> c.get("seq")).containsExactly(tuple("closed", 1L));
+        Map<String, Object> c = changes().get(0);
         assertThat((BigDecimal) c.get("price_open")).isEqualByComparingTo("1.08450");
         assertThat(((java.sql.Timestamp) c.get("opened_at")).toInstant()).isEqualTo(T0);
         assertThat(((java.sql.Timestamp) c.get("closed_at")).toInstant()).isEqualTo(T0.plusSeconds(500));
@@ -228,14 +204,7 @@ class ChangeOutboxTest {
     // ---- helpers
 
     private static ApiPosition position(long ticket, String volume, String sl, Instant time) {
-        return new ApiPosition(ticket, "EURUSD", "buy", new BigDecimal(volume), new BigDecimal("1.08450"),
-                new BigDecimal(sl), new BigDecimal("0"), new BigDecimal("-1.25"), new BigDecimal("0.00"), time);
-    }
-
-    private static ApiDeal deal(long ticket, long positionId, String entry, String type, String volume, String price,
-                                String profit, Instant time) {
-        return new ApiDeal(ticket, positionId, ticket + 10_000, "EURUSD", type, entry, new BigDecimal(volume),
-                new BigDecimal(price), new BigDecimal(profit), new BigDecimal("-0.07"), BigDecimal.ZERO, time);
+        return position(ticket, volume, "1.08450", sl, time);
     }
 
     private List<Map<String, Object>> changes() {
@@ -245,24 +214,6 @@ class ChangeOutboxTest {
     private static List<String> changed(Map<String, Object> change) {
         try {
             return Arrays.asList((String[]) ((Array) change.get("changed")).getArray());
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private List<Map<String, Object>> query(String sql) {
-        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(sql);
-             ResultSet rs = s.executeQuery()) {
-            ResultSetMetaData md = rs.getMetaData();
-            List<Map<String, Object>> rows = new ArrayList<>();
-            while (rs.next()) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                for (int i = 1; i <= md.getColumnCount(); i++) {
-                    row.put(md.getColumnName(i), rs.getObject(i));
-                }
-                rows.add(row);
-            }
-            return rows;
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }

@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -18,6 +19,12 @@ import java.util.function.IntUnaryOperator;
 final class TestReceiver implements AutoCloseable {
     /** Answer code meaning: never answer (until the receiver closes). */
     static final int HANG = -1;
+    /**
+     * The contract's retry schedule 50 times faster, for a test sender, with the contract's own 5 s request timeout:
+     * a loaded CI machine must not turn acks into timeouts.
+     */
+    static final DeliverySchedule FAST = DeliverySchedule.contract().scaled(0.02)
+            .withRequestTimeout(Duration.ofSeconds(5));
 
     record Received(long arrivedNanos, String event, String signature, String contentType, byte[] body) {
         String bodyText() {

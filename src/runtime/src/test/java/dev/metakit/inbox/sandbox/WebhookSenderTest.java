@@ -18,10 +18,6 @@ import static org.awaitility.Awaitility.await;
 
 class WebhookSenderTest {
     private static final String SECRET = "whsec_test_current";
-    // fast retries, but the contract's own 5 s request timeout: a loaded CI machine must not turn acks into timeouts
-    private static final DeliverySchedule FAST = DeliverySchedule.contract().scaled(0.02)
-            .withRequestTimeout(Duration.ofSeconds(5));
-
     private TestReceiver receiver;
     private WebhookSender sender;
 
@@ -93,7 +89,7 @@ class WebhookSenderTest {
     @Test
     void a_receiver_that_fails_twice_then_answers_200_gets_three_attempts_and_the_endpoint_is_succeeded()
             throws IOException {
-        WebhookEndpoint endpoint = start(new TestReceiver(i -> i < 2 ? 503 : 200), FAST, SandboxFaults.none(),
+        WebhookEndpoint endpoint = start(new TestReceiver(i -> i < 2 ? 503 : 200), TestReceiver.FAST, SandboxFaults.none(),
                 Clock.systemUTC());
 
         sender.send(opened(1));
@@ -108,7 +104,7 @@ class WebhookSenderTest {
     @Test
     void a_receiver_that_hangs_past_the_request_timeout_counts_as_a_failed_attempt() throws IOException {
         WebhookEndpoint endpoint = start(TestReceiver.always(TestReceiver.HANG),
-                FAST.withRequestTimeout(Duration.ofMillis(200)), SandboxFaults.none(), Clock.systemUTC());
+                TestReceiver.FAST.withRequestTimeout(Duration.ofMillis(200)), SandboxFaults.none(), Clock.systemUTC());
 
         sender.send(opened(1));
 
@@ -133,7 +129,7 @@ class WebhookSenderTest {
 
     @Test
     void the_signature_verifies_with_an_independent_hmac_over_t_and_the_raw_body() throws IOException {
-        start(TestReceiver.always(200), FAST, SandboxFaults.none(), Clock.systemUTC());
+        start(TestReceiver.always(200), TestReceiver.FAST, SandboxFaults.none(), Clock.systemUTC());
         long before = Instant.now().getEpochSecond();
 
         sender.send(opened(42));
@@ -153,7 +149,7 @@ class WebhookSenderTest {
         receiver = TestReceiver.always(200);
         WebhookEndpoints endpoints = new WebhookEndpoints(7, clock, Duration.ofMinutes(2));
         WebhookEndpoint endpoint = endpoints.add(receiver.url(), SECRET);
-        sender = new WebhookSender(endpoints, FAST, SandboxFaults.none(), 7, clock);
+        sender = new WebhookSender(endpoints, TestReceiver.FAST, SandboxFaults.none(), 7, clock);
 
         SecretRotation rotation = endpoints.rotate(endpoint.id());
         sender.send(opened(1));
@@ -176,7 +172,7 @@ class WebhookSenderTest {
 
     @Test
     void a_duplicated_event_arrives_twice_with_the_same_signed_bytes() throws IOException {
-        start(TestReceiver.always(200), FAST, SandboxFaults.none().withDuplicateProbability(1), Clock.systemUTC());
+        start(TestReceiver.always(200), TestReceiver.FAST, SandboxFaults.none().withDuplicateProbability(1), Clock.systemUTC());
 
         sender.send(opened(1));
 
@@ -190,7 +186,7 @@ class WebhookSenderTest {
 
     @Test
     void a_lost_event_is_never_sent_but_is_recorded_as_lost() throws IOException {
-        WebhookEndpoint endpoint = start(TestReceiver.always(200), FAST,
+        WebhookEndpoint endpoint = start(TestReceiver.always(200), TestReceiver.FAST,
                 SandboxFaults.none().withLostProbability(1), Clock.systemUTC());
 
         sender.send(opened(1));

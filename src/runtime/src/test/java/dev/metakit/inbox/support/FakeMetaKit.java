@@ -157,6 +157,22 @@ public final class FakeMetaKit implements AutoCloseable {
      * Accounts 1 to {@code accounts} each list one open position, ticket {@code account * 100}, of {@code volume},
      * opened a minute ago: the truth the fault tests' accounts converge to.
      */
+    /**
+     * The fault tests' starting point: the test database emptied, and a test double with one 0.10 lot position open
+     * on each of accounts 1..n.
+     */
+    public static FakeMetaKit onCleanDatabase(int accounts) {
+        TestDatabase.truncateAll();
+        return withOnePositionEach(accounts);
+    }
+
+    /** A test double with one 0.10 lot position open on each of accounts 1..n (ticket: the account times 100). */
+    public static FakeMetaKit withOnePositionEach(int accounts) {
+        FakeMetaKit metakit = new FakeMetaKit();
+        metakit.openOnePositionEach(accounts, "0.10");
+        return metakit;
+    }
+
     public void openOnePositionEach(int accounts, String volume) {
         Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
         for (long account = 1; account <= accounts; account++) {
@@ -172,7 +188,11 @@ public final class FakeMetaKit implements AutoCloseable {
         webhooks = json;
     }
 
-    /** The next {@code count} calls answer {@code status} (429 carries Retry-After: retryAfterSeconds). */
+    /**
+     * The next {@code count} account calls (positions, deals) answer {@code status} (429 carries Retry-After:
+     * retryAfterSeconds). Other calls (the delivery-status watch's GET /v1/webhooks) do not use them up: a test
+     * counting a reconcile's retries must not lose one to a watch that happened to run first.
+     */
     public synchronized void failNext(int count, int status, int retryAfterSeconds) {
         failures.add(new int[]{count, status, retryAfterSeconds});
     }
@@ -237,7 +257,7 @@ public final class FakeMetaKit implements AutoCloseable {
                 answer(ex, m.matches(), outage, "{\"error\":\"outage\"}");
                 return;
             }
-            int[] failure = nextFailure();
+            int[] failure = m.matches() ? nextFailure() : null;
             if (failure != null) {
                 if (failure[1] == 429) {
                     ex.getResponseHeaders().add("Retry-After", String.valueOf(failure[2]));

@@ -45,6 +45,8 @@ public final class InboxAudit implements AutoCloseable {
                     new_claim text := coalesce(to_jsonb(new)->>'claim_token', new.claimed_by);
                     old_claim text := coalesce(to_jsonb(old)->>'claim_token', old.claimed_by);
                     pending   boolean := new.processed_at is null and new.failed_at is null;
+                    -- what else the update did to the row under its previous claim, in this order
+                    kinds     text[] := '{}';
                 begin
                     if new.attempts > old.attempts or (new_claim is not null and new_claim is distinct from old_claim)
                     then
@@ -56,31 +58,23 @@ public final class InboxAudit implements AutoCloseable {
                                 old.claimed_by is not null and old.claimed_until >= now());
                     elsif pending and new_claim is not null and new_claim = old_claim
                           and new.claimed_until > old.claimed_until then
-                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by,
-                                                      prev_claim)
-                        values (new.delivery_key, 'renew', current_setting('application_name'), new.account_id,
-                                old.claimed_by, old_claim);
+                        kinds := kinds || 'renew'::text;
                     end if;
                     if new.processed_at is not null and old.processed_at is null then
-                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by,
-                                                      prev_claim)
-                        values (new.delivery_key, 'processed', current_setting('application_name'), new.account_id,
-                                old.claimed_by, old_claim);
+                        kinds := kinds || 'processed'::text;
                     end if;
                     if new.failed_at is not null and old.failed_at is null then
-                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by,
-                                                      prev_claim)
-                        values (new.delivery_key, 'failed', current_setting('application_name'), new.account_id,
-                                old.claimed_by, old_claim);
+                        kinds := kinds || 'failed'::text;
                     end if;
                     -- a claim given back with a later attempt (a backoff or a retry), not a bare release
                     if pending and old_claim is not null and new_claim is null
                        and new.next_attempt_at > old.next_attempt_at then
-                        insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by,
-                                                      prev_claim)
-                        values (new.delivery_key, 'retry', current_setting('application_name'), new.account_id,
-                                old.claimed_by, old_claim);
+                        kinds := kinds || 'retry'::text;
                     end if;
+                    insert into test_inbox_audit (delivery_key, kind, instance, account_id, prev_claimed_by, prev_claim)
+                    select new.delivery_key, kind, current_setting('application_name'), new.account_id,
+                           old.claimed_by, old_claim
+                      from unnest(kinds) with ordinality as k(kind, n) order by n;
                     return new;
                 end $$""");
         TestDatabase.exec("""

@@ -4,6 +4,8 @@ import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
 /**
@@ -12,6 +14,7 @@ import java.util.Map;
  */
 public final class InboxFixture implements BeforeEachCallback, AfterEachCallback {
     private final FakeMetaKit metakit = new FakeMetaKit();
+    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
     private RunningInbox inbox;
 
     @Override
@@ -30,6 +33,11 @@ public final class InboxFixture implements BeforeEachCallback, AfterEachCallback
 
     public FakeMetaKit metakit() {
         return metakit;
+    }
+
+    /** A minute before the test, to the second: when the positions a test opens at the test double opened. */
+    public Instant t0() {
+        return t0;
     }
 
     /** The bundle against the test double with {@link RunningInbox#againstFakeMetaKit}'s settings plus these. */

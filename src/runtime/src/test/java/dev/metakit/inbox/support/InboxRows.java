@@ -15,4 +15,11 @@ public final class InboxRows {
                 + "', 'position.opened', " + account + ", '{}', now() - interval '" + hoursAgo + " hours', "
                 + processed + ", " + failed + ", 3, 'boom', " + claimed + ", now() + interval '1 hour')");
     }
+
+    /** {@code count} rows as {@link #row} writes them, keyed {@code prefix0}, {@code prefix1}, ... */
+    public static void rows(String prefix, int count, long account, int hoursAgo, String state) {
+        for (int i = 0; i < count; i++) {
+            row(prefix + i, account, hoursAgo, state);
+        }
+    }
 }

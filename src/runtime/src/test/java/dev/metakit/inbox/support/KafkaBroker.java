@@ -18,10 +18,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A real Kafka broker (KRaft, broker and controller in one node) in a JVM of its own, started from Kafka's Maven
- * artifacts: {@code src/test/kafka-broker/pom.xml} names them, and {@code mvn dependency:build-classpath} on it gives
- * the classpath (resolved once per build folder). Its own JVM, because the broker's dependencies must not meet the
- * bundle's (camel-kafka 4.18 brings kafka-clients 3.9.1; this broker is 4.1.1, which takes 3.x clients). Fixed
- * ports and log folder, so {@link #kill()} then {@link #start()} is the same broker with the same topic contents.
+ * artifacts: {@code src/test/kafka-broker/pom.xml} names them, and {@link MavenClasspath} resolves them once per
+ * build folder. Its own JVM, because the broker's dependencies must not meet the bundle's (camel-kafka 4.18 brings
+ * kafka-clients 3.9.1; this broker is 4.1.1, which takes 3.x clients). Fixed ports and log folder, so
+ * {@link #kill()} then {@link #start()} is the same broker with the same topic contents.
  */
 public final class KafkaBroker implements AutoCloseable {
     private final int port = RunningInbox.freePort();
@@ -34,7 +34,7 @@ public final class KafkaBroker implements AutoCloseable {
     public KafkaBroker(Path dir) {
         this.dir = dir;
         this.config = dir.resolve("server.properties");
-        this.log = buildDir().resolve("kafka-broker-" + port + ".log");
+        this.log = MavenClasspath.buildDir().resolve("kafka-broker-" + port + ".log");
         String properties = String.join("\n",
                 "process.roles=broker,controller",
                 "node.id=1",
@@ -105,16 +105,7 @@ public final class KafkaBroker implements AutoCloseable {
     }
 
     private Process launch(List<String> mainAndArgs) {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new java.util.ArrayList<>(List.of(java, "-Xmx384m", "-cp", classpath()));
-        command.addAll(mainAndArgs);
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        try {
-            return pb.start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return ChildJvm.start(dir, log, MavenClasspath.of("kafka-broker"), mainAndArgs);
     }
 
     private void run(List<String> mainAndArgs, Duration timeout) {
@@ -130,48 +121,8 @@ public final class KafkaBroker implements AutoCloseable {
         }
     }
 
-    /** The broker's classpath, resolved by Maven from src/test/kafka-broker/pom.xml once per build folder. */
-    static synchronized String classpath() {
-        Path file = buildDir().resolve("kafka-broker.classpath");
-        try {
-            if (!Files.isRegularFile(file) || Files.size(file) == 0) {
-                Path pom = RunningInbox.basedir().resolve("src/runtime/src/test/kafka-broker/pom.xml");
-                Process mvn = new ProcessBuilder("mvn", "-B", "-q", "-f", pom.toString(), "dependency:build-classpath",
-                        "-Dmdep.outputFile=" + file).redirectErrorStream(true)
-                        .redirectOutput(ProcessBuilder.Redirect.appendTo(buildDir().resolve("kafka-broker-mvn.log")
-                                .toFile())).start();
-                if (!mvn.waitFor(5, TimeUnit.MINUTES) || mvn.exitValue() != 0) {
-                    throw new IllegalStateException("could not resolve the Kafka broker's classpath; see "
-                            + buildDir().resolve("kafka-broker-mvn.log"));
-                }
-            }
-            return Files.readString(file).trim();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Where the broker's log and classpath file go: the build folder (metakit.build.dir, else target/). */
-    private static Path buildDir() {
-        Path dir = Path.of(System.getProperty("metakit.build.dir",
-                RunningInbox.basedir().resolve("target").toString()));
-        try {
-            return Files.createDirectories(dir);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     @Override
     public void close() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-            }
-        }
+        ChildJvm.stop(process);
     }
 }

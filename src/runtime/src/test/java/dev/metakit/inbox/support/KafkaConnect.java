@@ -10,10 +10,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 
 import static org.awaitility.Awaitility.await;
 
@@ -56,17 +54,9 @@ public final class KafkaConnect implements AutoCloseable {
 
     /** Starts the worker and waits until the connector's task runs. */
     public KafkaConnect start() {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx384m",
+        process = ChildJvm.start(dir, log, MavenClasspath.of("kafka-connect"), List.of(
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-                "-cp", MavenClasspath.of("kafka-connect"), "org.apache.kafka.connect.cli.ConnectStandalone",
-                workerConfig.toString(), connectorConfig.toString()));
-        try {
-            process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+                "org.apache.kafka.connect.cli.ConnectStandalone", workerConfig.toString(), connectorConfig.toString()));
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException("Kafka Connect exited with " + process.exitValue() + "; see " + log);
@@ -109,11 +99,6 @@ public final class KafkaConnect implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-            }
-        }
+        ChildJvm.stop(process);
     }
 }

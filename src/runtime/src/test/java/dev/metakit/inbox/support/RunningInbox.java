@@ -7,8 +7,6 @@ import org.apache.camel.main.Main;
 import org.apache.camel.main.MainListener;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -42,18 +40,7 @@ public final class RunningInbox implements AutoCloseable {
         ignoreTheTestJvmsEnvironment(main);
         // the project's route files, as ./run.sh points camel-main at them, rather than the build's copies in the jar
         main.addOverrideProperty(ROUTE_FILES, "file:" + basedir().resolve("routes") + "/*.camel.yaml");
-        main.addOverrideProperty("camel.server.port", String.valueOf(httpPort));
-        main.addOverrideProperty("camel.server.host", "127.0.0.1");
-        main.addOverrideProperty("camel.management.port", String.valueOf(managementPort));
-        main.addOverrideProperty("camel.management.host", "127.0.0.1");
-        main.addOverrideProperty("metakit.webhook.secret", SECRET);
-        // no MetaKit unless a test brings one: nothing listens on the discard port
-        main.addOverrideProperty("metakit.api.url", "http://127.0.0.1:9");
-        main.addOverrideProperty("metakit.api.key", "no-metakit-in-this-test");
-        main.addOverrideProperty("metakit.database.url", TestDatabase.jdbcUrl());
-        main.addOverrideProperty("metakit.database.user", TestDatabase.user());
-        main.addOverrideProperty("metakit.database.password",
-                TestDatabase.password() == null ? "" : TestDatabase.password());
+        testSettings(httpPort, managementPort).forEach(main::addOverrideProperty);
         String routeFiles = overrides.get(ROUTE_FILES);
         if (routeFiles != null && !routeFiles.contains("*") && !routeFiles.contains("worker.camel.yaml")) {
             // the bundle's Java routes (worker, reconcile) come with the worker's route file, as onlyRoutes says
@@ -65,6 +52,35 @@ public final class RunningInbox implements AutoCloseable {
                     !NoJavaRoutes.class.getName().equals(overrides.get(JAVA_ROUTES))));
         }
         overrides.forEach(main::addOverrideProperty);
+    }
+
+    /** Copies the project's route files into {@code dir}: a test's own set to edit. */
+    public static void copyRouteFiles(Path dir) throws IOException {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(basedir().resolve("routes"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".camel.yaml")).toList()) {
+                java.nio.file.Files.copy(f, dir.resolve(f.getFileName()));
+            }
+        }
+    }
+
+    /**
+     * What the environment of a test run says (HTTP_PORT, METAKIT_WEBHOOK_SECRET, DATABASE_URL, ...): loopback on these
+     * ports, the test secret, the test database, and no MetaKit unless a test brings one (nothing listens on the
+     * discard port).
+     */
+    public static Map<String, String> testSettings(int httpPort, int managementPort) {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("camel.server.port", String.valueOf(httpPort));
+        p.put("camel.server.host", "127.0.0.1");
+        p.put("camel.management.port", String.valueOf(managementPort));
+        p.put("camel.management.host", "127.0.0.1");
+        p.put("metakit.webhook.secret", SECRET);
+        p.put("metakit.api.url", "http://127.0.0.1:9");
+        p.put("metakit.api.key", "no-metakit-in-this-test");
+        p.put("metakit.database.url", TestDatabase.jdbcUrl());
+        p.put("metakit.database.user", TestDatabase.user());
+        p.put("metakit.database.password", TestDatabase.password() == null ? "" : TestDatabase.password());
+        return p;
     }
 
     /**
@@ -115,6 +131,19 @@ public final class RunningInbox implements AutoCloseable {
         p.put("metakit.status.interval", "PT1H");
         p.putAll(overrides);
         return start(p);
+    }
+
+    /**
+     * The bundle with every other setting at its default, on a PostgreSQL server of the test's own (user postgres, no
+     * password) and reconciling against a {@link FakeMetaKit}: how the database fault tests run it.
+     */
+    public static RunningInbox onServer(String jdbcUrl, FakeMetaKit metakit) {
+        return start(Map.of(
+                "metakit.database.url", jdbcUrl,
+                "metakit.database.user", "postgres",
+                "metakit.database.password", "",
+                "metakit.api.url", metakit.url(),
+                "metakit.api.key", FakeMetaKit.API_KEY));
     }
 
     public static RunningInbox start(Map<String, String> overrides) {
@@ -236,11 +265,8 @@ public final class RunningInbox implements AutoCloseable {
         }
     }
 
+    /** A port for a server a test starts ({@link TestPorts}: none another test JVM beside this one picks). */
     public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return TestPorts.free();
     }
 }

@@ -4,7 +4,6 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 import javax.sql.DataSource;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -33,9 +32,8 @@ public final class StoppablePostgres implements AutoCloseable {
     public StoppablePostgres(Path dataDir, java.util.Map<String, String> serverConfig) throws IOException {
         this.dataDir = dataDir;
         this.serverConfig.putAll(serverConfig);
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        // its own port, kept across a stop and a start
+        port = TestPorts.free();
         start();
     }
 

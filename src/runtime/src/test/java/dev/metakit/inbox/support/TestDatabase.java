@@ -8,8 +8,17 @@ import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * One real PostgreSQL per test JVM: embedded by default, or a database of its own on the server named by
@@ -43,7 +52,7 @@ public final class TestDatabase {
                 dataSource = pg;
             } else {
                 try {
-                    embedded = EmbeddedPostgres.builder().start();
+                    embedded = EmbeddedPostgres.builder().setPort(TestPorts.free()).start();
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
@@ -117,12 +126,12 @@ public final class TestDatabase {
     }
 
     private interface Column<T> {
-        T read(java.sql.ResultSet rs) throws SQLException;
+        T read(ResultSet rs) throws SQLException;
     }
 
     private static <T> T firstColumn(DataSource on, String sql, Column<T> column) {
         try (Connection c = on.getConnection(); Statement s = c.createStatement();
-             java.sql.ResultSet rs = s.executeQuery(sql)) {
+             ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return column.read(rs);
         } catch (SQLException e) {
@@ -144,11 +153,51 @@ public final class TestDatabase {
         }
     }
 
-    /** The first column of every row of a query, as strings, on any database. */
-    public static java.util.Set<String> strings(DataSource on, String sql) {
+    /**
+     * Every row of a query on the test database, its {@code ?} bound to these parameters in order, each row a map
+     * from column name to value in the columns' order.
+     */
+    public static List<Map<String, Object>> rows(String sql, Object... parameters) {
+        try (Connection c = dataSource().getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < parameters.length; i++) {
+                s.setObject(i + 1, parameters[i]);
+            }
+            try (ResultSet rs = s.executeQuery()) {
+                return maps(rs);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
+    /** Every row of a query, each a map from column name to value in the columns' order, on any database. */
+    public static List<Map<String, Object>> rows(DataSource on, String sql) {
         try (Connection c = on.getConnection(); Statement s = c.createStatement();
-             java.sql.ResultSet rs = s.executeQuery(sql)) {
-            java.util.Set<String> values = new java.util.HashSet<>();
+             ResultSet rs = s.executeQuery(sql)) {
+            return maps(rs);
+        } catch (SQLException e) {
+            throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
+    private static List<Map<String, Object>> maps(ResultSet rs) throws SQLException {
+        ResultSetMetaData md = rs.getMetaData();
+        List<Map<String, Object>> rows = new ArrayList<>();
+        while (rs.next()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            for (int i = 1; i <= md.getColumnCount(); i++) {
+                row.put(md.getColumnName(i), rs.getObject(i));
+            }
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    /** The first column of every row of a query, as strings, on any database. */
+    public static Set<String> strings(DataSource on, String sql) {
+        try (Connection c = on.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            Set<String> values = new HashSet<>();
             while (rs.next()) {
                 values.add(rs.getString(1));
             }

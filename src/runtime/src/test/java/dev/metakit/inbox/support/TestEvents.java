@@ -14,4 +14,10 @@ public final class TestEvents {
                 + "\",\"data\":{\"ticket\":" + ticket + ",\"symbol\":\"EURUSD\",\"type\":\"buy\",\"volume\":0.10}}")
                 .getBytes(StandardCharsets.UTF_8);
     }
+
+    /** The least a position.opened delivery holds: the same bytes each call, so a second post is a duplicate. */
+    public static byte[] opened(long account, long ticket) {
+        return ("{\"event\":\"position.opened\",\"account_id\":" + account + ",\"data\":{\"ticket\":" + ticket + "}}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
 }

@@ -26,4 +26,9 @@ public final class TestSignatures {
     public static String header(String secret, String secondSecret, long t, byte[] body) {
         return WebhookSender.signatureHeader(t, List.of(v1(secret, t, body), v1(secondSecret, t, body)));
     }
+
+    /** Now in epoch seconds: the {@code t} of a delivery signed now. */
+    public static long now() {
+        return System.currentTimeMillis() / 1000;
+    }
 }

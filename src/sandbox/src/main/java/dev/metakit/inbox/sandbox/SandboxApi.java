@@ -136,33 +136,11 @@ public final class SandboxApi implements AutoCloseable {
         String method = exchange.getRequestMethod();
         Matcher m;
         if ((m = POSITIONS.matcher(path)).matches()) {
-            if (!"GET".equals(method)) {
-                return methodNotAllowed(exchange, name, "GET");
-            }
-            Long account = account(m.group(1));
-            if (account == null) {
-                return send(exchange, name, 404, error("unknown account " + m.group(1)));
-            }
-            return send(exchange, name, 200, market.positionsJson(account));
+            return getForAccount(exchange, name, method, m.group(1),
+                    account -> send(exchange, name, 200, market.positionsJson(account)));
         }
         if ((m = DEALS.matcher(path)).matches()) {
-            if (!"GET".equals(method)) {
-                return methodNotAllowed(exchange, name, "GET");
-            }
-            Long account = account(m.group(1));
-            if (account == null) {
-                return send(exchange, name, 404, error("unknown account " + m.group(1)));
-            }
-            Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
-            Instant from;
-            Instant to;
-            try {
-                from = instant(query.get("from"));
-                to = instant(query.get("to"));
-            } catch (DateTimeParseException e) {
-                return send(exchange, name, 400, error("from/to must be ISO-8601 instants like 2026-12-02T10:15:30Z"));
-            }
-            return send(exchange, name, 200, market.deals(account, from, to).stream().map(Deal::toJson).toList());
+            return getForAccount(exchange, name, method, m.group(1), account -> deals(exchange, name, account));
         }
         if (WEBHOOKS.matcher(path).matches()) {
             if (!"GET".equals(method)) {
@@ -185,6 +163,36 @@ public final class SandboxApi implements AutoCloseable {
             return send(exchange, name, 200, body);
         }
         return send(exchange, name, 404, error("no such endpoint " + path));
+    }
+
+    /** What an account's GET answers once its method and its account are known good. */
+    private interface AccountAnswer {
+        int answer(long account) throws IOException;
+    }
+
+    private int getForAccount(HttpExchange exchange, String name, String method, String id, AccountAnswer answer)
+            throws IOException {
+        if (!"GET".equals(method)) {
+            return methodNotAllowed(exchange, name, "GET");
+        }
+        Long account = account(id);
+        if (account == null) {
+            return send(exchange, name, 404, error("unknown account " + id));
+        }
+        return answer.answer(account);
+    }
+
+    private int deals(HttpExchange exchange, String name, long account) throws IOException {
+        Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
+        Instant from;
+        Instant to;
+        try {
+            from = instant(query.get("from"));
+            to = instant(query.get("to"));
+        } catch (DateTimeParseException e) {
+            return send(exchange, name, 400, error("from/to must be ISO-8601 instants like 2026-12-02T10:15:30Z"));
+        }
+        return send(exchange, name, 200, market.deals(account, from, to).stream().map(Deal::toJson).toList());
     }
 
     private Long account(String raw) {

@@ -236,20 +236,19 @@ public final class SandboxCli {
         }
 
         long longValue(String name, long fallback) {
-            String value = values.get(name);
-            try {
-                return value == null ? fallback : Long.parseLong(value);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--" + name + " must be a whole number, was '" + value + "'");
-            }
+            return value(name, fallback, Long::parseLong, "a whole number");
         }
 
         double doubleValue(String name, double fallback) {
+            return value(name, fallback, Double::parseDouble, "a number");
+        }
+
+        private <T> T value(String name, T fallback, java.util.function.Function<String, T> parse, String what) {
             String value = values.get(name);
             try {
-                return value == null ? fallback : Double.parseDouble(value);
+                return value == null ? fallback : parse.apply(value);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--" + name + " must be a number, was '" + value + "'");
+                throw new IllegalArgumentException("--" + name + " must be " + what + ", was '" + value + "'");
             }
         }
     }

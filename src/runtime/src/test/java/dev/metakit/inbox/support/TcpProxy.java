@@ -18,18 +18,26 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One address in front of several instances, the way an L4 load balancer (a Kubernetes Service) is: each new client
- * connection goes to the next backend in turn, and a backend that refuses the connection is skipped for the next one.
- * A connection stays on its backend for its lifetime, so when a backend dies the requests in flight on it fail (the
- * client sees the connection close without an answer) and the client's next connection lands on a live backend.
+ * A TCP proxy on a loopback port in front of one or more servers: the network between the process tests' pieces.
+ * <ul>
+ *   <li>In front of several it is an L4 load balancer (a Kubernetes Service): each new client connection goes to the
+ *   next backend in turn, and a backend that refuses the connection is skipped for the next one. A connection stays
+ *   on its backend for its lifetime, so when a backend dies the requests in flight on it fail (the client sees the
+ *   connection close without an answer) and the client's next connection lands on a live backend.</li>
+ *   <li>{@link #freeze()}: from then until {@link #thaw()} no byte passes in either direction and no socket is closed,
+ *   which is what a network that drops packets looks like to both ends (a black-holed route, a dead NAT entry, a
+ *   security group changed under a live connection): writes go into the socket buffers, reads wait, nothing fails.
+ *   New connections while frozen are accepted and then get no answer either. After the thaw every connection carries
+ *   on where it stopped, the bytes held on the way delivered in order.</li>
+ * </ul>
  */
-public final class RoundRobinProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
     private static final int CONNECT_TIMEOUT_MILLIS = 1000;
 
     private final List<Integer> backendPorts;
     private final ServerSocket listener;
     private final ExecutorService pumps = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "round-robin-proxy");
+        Thread t = new Thread(r, "tcp-proxy");
         t.setDaemon(true);
         return t;
     });
@@ -37,9 +45,15 @@ public final class RoundRobinProxy implements AutoCloseable {
     private final AtomicInteger next = new AtomicInteger();
     private final AtomicLong[] connections;
     private final AtomicLong refusedConnects = new AtomicLong();
+    private final Object gate = new Object();
+    private boolean frozen; // guarded by gate
     private volatile boolean running = true;
 
-    public RoundRobinProxy(List<Integer> backendPorts) {
+    public TcpProxy(int backendPort) {
+        this(List.of(backendPort));
+    }
+
+    public TcpProxy(List<Integer> backendPorts) {
         this.backendPorts = List.copyOf(backendPorts);
         connections = new AtomicLong[backendPorts.size()];
         for (int i = 0; i < connections.length; i++) {
@@ -72,6 +86,29 @@ public final class RoundRobinProxy implements AutoCloseable {
         return refusedConnects.get();
     }
 
+    /** Stops every byte in both directions, on open connections and new ones, closing nothing. */
+    public void freeze() {
+        synchronized (gate) {
+            frozen = true;
+        }
+    }
+
+    /** Lets the bytes through again, the ones held first. */
+    public void thaw() {
+        synchronized (gate) {
+            frozen = false;
+            gate.notifyAll();
+        }
+    }
+
+    private void awaitThawed() throws InterruptedException {
+        synchronized (gate) {
+            while (frozen && running) {
+                gate.wait();
+            }
+        }
+    }
+
     private void accept() {
         while (running) {
             Socket client;
@@ -85,6 +122,13 @@ public final class RoundRobinProxy implements AutoCloseable {
     }
 
     private void connect(Socket client) {
+        try {
+            awaitThawed();
+            client.setTcpNoDelay(true);
+        } catch (IOException | InterruptedException e) {
+            closeQuietly(client);
+            return;
+        }
         int first = Math.floorMod(next.getAndIncrement(), backendPorts.size());
         for (int i = 0; i < backendPorts.size(); i++) {
             int backend = (first + i) % backendPorts.size();
@@ -99,13 +143,6 @@ public final class RoundRobinProxy implements AutoCloseable {
                 continue;
             }
             connections[backend].incrementAndGet();
-            try {
-                client.setTcpNoDelay(true);
-            } catch (IOException e) {
-                closeQuietly(client);
-                closeQuietly(upstream);
-                return;
-            }
             open.add(client);
             open.add(upstream);
             pumps.execute(() -> pump(client, upstream));
@@ -116,17 +153,26 @@ public final class RoundRobinProxy implements AutoCloseable {
         closeQuietly(client);
     }
 
-    /** Copies one direction until either side ends, then closes both: a half-dead pair is no use to HTTP. */
+    /**
+     * Copies one direction, holding each chunk while frozen, until either side ends; then closes both: a half-dead
+     * pair is no use to HTTP or to PostgreSQL's protocol.
+     */
     private void pump(Socket from, Socket to) {
         byte[] buffer = new byte[16 * 1024];
         try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-            int n;
-            while ((n = in.read(buffer)) >= 0) {
+            while (true) {
+                awaitThawed();
+                int n = in.read(buffer);
+                if (n < 0) {
+                    break;
+                }
+                // a chunk read just before the freeze waits here, not on the wire
+                awaitThawed();
                 out.write(buffer, 0, n);
                 out.flush();
             }
-        } catch (IOException ended) {
-            // reset or closed by the other pump: the pair is over either way
+        } catch (IOException | InterruptedException ended) {
+            // reset or closed by the other pump, or the proxy closes: the pair is over either way
         } finally {
             closeQuietly(from);
             closeQuietly(to);
@@ -145,6 +191,7 @@ public final class RoundRobinProxy implements AutoCloseable {
     @Override
     public void close() {
         running = false;
+        thaw();
         try {
             listener.close();
         } catch (IOException ignored) {
