@@ -155,11 +155,22 @@ final class SandboxRun extends MainListenerSupport {
                 TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * The simulated market and its deliveries stop before the consumer does; its REST API stays up until the context
+     * has stopped, because the worker, the reconcile and the status watch may be mid-call to it until then (a call
+     * refused by a closed API would read as an outage).
+     */
     @Override
     public void beforeStop(BaseMainSupport main) {
         if (progress != null) {
             progress.shutdownNow();
         }
+        sandbox.stopTraffic();
+        sandbox.sender().close();
+    }
+
+    @Override
+    public void afterStop(BaseMainSupport main) {
         sandbox.close();
     }
 

@@ -137,26 +137,55 @@ class ConfigurationConsistencyTest {
 
     @Test
     void everyKeyTheRoutesUseHasADefaultInTheSpringBootStarterAndTheSameDefaultAsTheStandaloneRun() throws Exception {
-        Properties starter = new Properties();
-        starter.load(new StringReader(Files.readString(
-                PROJECT.resolve("src/spring-boot-starter/src/main/resources/metakit-defaults.properties"))));
+        Properties starter = load("src/spring-boot-starter/src/main/resources/metakit-defaults.properties");
         assertThat(starter.stringPropertyNames()).containsAll(usedKeys("routes").keySet());
+        Map<String, String> differing = new TreeMap<>();
+        shippedDefaults().forEach((key, value) -> {
+            if (starter.containsKey(key) && !value.equals(starter.getProperty(key))) {
+                differing.put(key, value + " / " + starter.getProperty(key));
+            }
+        });
+        // the settings a host platform changes (the starter's defaults file says why)
+        assertThat(differing).containsOnlyKeys("metakit.database.data-source-bean");
+    }
+
+    @Test
+    void theQuarkusExampleListsEveryKeyWithTheStandaloneRunsDefault() throws Exception {
+        // Camel Quarkus reads the bundle's settings from this file (MicroProfile Config takes an empty value for none):
+        // a key missing there fails the Quarkus host at its first {{placeholder}}, far from the change that added it
+        Properties quarkus = load("examples/quarkus/src/main/resources/metakit.properties");
+        Map<String, String> defaults = shippedDefaults();
+        Map<String, String> differing = new TreeMap<>();
+        defaults.forEach((key, value) -> {
+            if (!value.equals(quarkus.getProperty(key))) {
+                differing.put(key, value + " / " + quarkus.getProperty(key));
+            }
+        });
+        assertThat(differing).as("standalone default / the Quarkus example's").isEmpty();
+        assertThat(quarkus.stringPropertyNames()).as("keys the standalone run does not have")
+                .isSubsetOf(defaults.keySet());
+    }
+
+    /** metakit.* key → its default in application.properties (the value after its environment placeholders). */
+    private static Map<String, String> shippedDefaults() throws IOException {
         Pattern withDefault = Pattern.compile("\\{\\{env:[A-Z0-9_]+:(?:\\{\\{env:[A-Z0-9_]+:)?([^}]*)}}(?:}})?");
         Properties shipped = new Properties();
         shipped.load(new StringReader(Files.readString(ShippedProperties.file())));
-        Map<String, String> differing = new TreeMap<>();
-        for (String key : starter.stringPropertyNames()) {
-            String standalone = shipped.getProperty(key);
-            if (key.startsWith("metakit.") && standalone != null) {
+        Map<String, String> defaults = new TreeMap<>();
+        for (String key : shipped.stringPropertyNames()) {
+            if (key.startsWith("metakit.")) {
+                String standalone = shipped.getProperty(key).trim();
                 Matcher m = withDefault.matcher(standalone);
-                String value = m.matches() ? m.group(1) : standalone;
-                if (!value.equals(starter.getProperty(key))) {
-                    differing.put(key, value + " / " + starter.getProperty(key));
-                }
+                defaults.put(key, m.matches() ? m.group(1) : standalone);
             }
         }
-        // the settings a host platform changes (the starter's defaults file says why)
-        assertThat(differing).containsOnlyKeys("metakit.database.data-source-bean");
+        return defaults;
+    }
+
+    private static Properties load(String file) throws IOException {
+        Properties p = new Properties();
+        p.load(new StringReader(Files.readString(PROJECT.resolve(file))));
+        return p;
     }
 
     /** key → the first file that uses it as {@code {{key}}} or {@code {{metakit-millis:key}}}. */
