@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -149,6 +150,13 @@ class SandboxModeIT {
         // starter included: setsid gives the run a group of its own, as a service manager does
         startRunSh(Map.of(), "setsid");
         await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("outlet - "));
+        // the progress line ends with the feed's own check: the changes the outlet got, each account's in order (a
+        // change the outlet got twice, at least once being the design, is counted: "1 sent again")
+        Pattern feedChecked =
+                Pattern.compile("^sandbox: .* \\| feed: [1-9][0-9]* changes, in order: yes(, [0-9]+ sent again)?$");
+        await().atMost(Duration.ofSeconds(60)).until(() -> Files.readAllLines(log).stream()
+                .anyMatch(line -> feedChecked.matcher(line).matches()));
+        assertThat(Files.readAllLines(log)).noneMatch(line -> line.contains("in order: NO"));
         long startedLines = Files.readAllLines(log).size();
 
         new ProcessBuilder("kill", "-TERM", "--", "-" + run.pid()).inheritIO().start().waitFor();
