@@ -1,7 +1,6 @@
 package dev.metakit.example.quarkus;
 
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
-import dev.metakit.inbox.worker.WorkerRoutes;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
 
@@ -10,13 +9,7 @@ import jakarta.enterprise.inject.Produces;
 public class BundleRoutes {
     @Produces
     @ApplicationScoped
-    WorkerRoutes metakitWorkerRoutes() {
-        return new WorkerRoutes();
-    }
-
-    @Produces
-    @ApplicationScoped
-    ReconcileRoutes metakitReconcileRoutes() {
-        return new ReconcileRoutes();
+    InboxToPositionRoutes metakitInboxToPositionRoutes() {
+        return new InboxToPositionRoutes();
     }
 }

@@ -2,14 +2,13 @@ package dev.metakit.example.boot;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import dev.metakit.inbox.sandbox.Convergence;
 import dev.metakit.inbox.sandbox.Position;
 import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
 import dev.metakit.inbox.sandbox.WebhookSender;
-import dev.metakit.inbox.worker.WorkerRoutes;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -216,7 +215,7 @@ class InboxHostApplicationTest {
                 .contains("metakit_inbox_backlog");
         // Camel's own route meters as in the standalone run: the worker's and the reconcile's routes, not the ingest
         // route (the ack path, which the metakit_webhook_* meters count)
-        for (String route : List.of(WorkerRoutes.DRAIN_ROUTE, ReconcileRoutes.RECONCILE_ACCOUNT_ROUTE)) {
+        for (String route : List.of(InboxToPositionRoutes.DRAIN_ROUTE, InboxToPositionRoutes.RECONCILE_ACCOUNT_ROUTE)) {
             assertThat(prometheus.body())
                     .containsPattern("(?m)^camel_exchanges_total\\{[^}]*routeId=\"" + route + "\"[^}]*} [1-9]")
                     .containsPattern("(?m)^camel_route_policy_seconds_count\\{[^}]*routeId=\"" + route + "\"");

@@ -1,8 +1,7 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
-import dev.metakit.inbox.worker.WorkerRoutes;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import org.apache.camel.builder.RouteBuilder;
 
 import java.util.Arrays;
@@ -27,12 +26,12 @@ public enum EssentialRoute {
     API_GET("metakit-api-get", "metakit-api.camel.yaml"),
     /** the worker's durable poll: retries that came due, doorbells lost in a crash */
     WORKER_POLL("metakit-worker-poll", "worker.camel.yaml"),
-    WORKER_DOORBELL(WorkerRoutes.DOORBELL_ROUTE, WorkerRoutes.class),
-    WORKER_DRAIN(WorkerRoutes.DRAIN_ROUTE, WorkerRoutes.class),
-    RECONCILE_ACCOUNT(ReconcileRoutes.RECONCILE_ACCOUNT_ROUTE, ReconcileRoutes.class),
-    FULL_RECONCILE(ReconcileRoutes.FULL_RECONCILE_ROUTE, ReconcileRoutes.class),
+    WORKER_DOORBELL(InboxToPositionRoutes.DOORBELL_ROUTE, InboxToPositionRoutes.class),
+    WORKER_DRAIN(InboxToPositionRoutes.DRAIN_ROUTE, InboxToPositionRoutes.class),
+    RECONCILE_ACCOUNT(InboxToPositionRoutes.RECONCILE_ACCOUNT_ROUTE, InboxToPositionRoutes.class),
+    FULL_RECONCILE(InboxToPositionRoutes.FULL_RECONCILE_ROUTE, InboxToPositionRoutes.class),
     /** the full reconcile the delivery-status watch asks for */
-    FULL_RECONCILE_REQUESTED(ReconcileRoutes.REQUESTED_ROUTE, ReconcileRoutes.class),
+    FULL_RECONCILE_REQUESTED(InboxToPositionRoutes.REQUESTED_ROUTE, InboxToPositionRoutes.class),
     /** catches what webhooks drop */
     PERIODIC_RECONCILE("metakit-reconcile-periodic", "reconcile.camel.yaml"),
     /** the watch on MetaKit's lastDeliveryStatus */

@@ -3,7 +3,7 @@ package dev.metakit.inbox.ops;
 import dev.metakit.inbox.metakit.MetaKitApi;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.reconcile.AccountReconcile;
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import org.apache.camel.Exchange;
 import org.apache.camel.spi.CamelEvent;
 import org.apache.camel.spi.CamelEvent.ExchangeCompletedEvent;
@@ -15,15 +15,14 @@ import org.apache.camel.util.URISupport;
 
 /**
  * Turns exchange events into the bundle's meters, so the routes stay as they are: a send to
- * {@link ReconcileRoutes#RECONCILE_ACCOUNT} is one reconcile (its trigger taken from the {@link AccountReconcile} it is
- * sent), an HTTP send inside a send to {@link MetaKitApi#GET_ENDPOINT} is one MetaKit call (its kind taken from the
- * path that send carried), and a finished exchange that came in on the webhook's
- * path (whatever the ingest route is called) is one answer: accepted (stored or duplicate), rejected or
- * unavailable. Counting here rather than with {@code micrometer:} steps keeps three endpoint sends per delivery off the
- * ack path.
+ * {@link InboxToPositionRoutes#RECONCILE_ACCOUNT} is one reconcile (its trigger taken from the
+ * {@link AccountReconcile} it is sent), an HTTP send inside a send to {@link MetaKitApi#GET_ENDPOINT} is one MetaKit
+ * call (its kind taken from the path that send carried), and a finished exchange that came in on the webhook's path
+ * (whatever the ingest route is called) is one answer: accepted (stored or duplicate), rejected or unavailable.
+ * Counting here rather than with {@code micrometer:} steps keeps three endpoint sends per delivery off the ack path.
  */
 class MetricsEventNotifier extends EventNotifierSupport {
-    private static final String RECONCILE_URI = normalized(ReconcileRoutes.RECONCILE_ACCOUNT);
+    private static final String RECONCILE_URI = normalized(InboxToPositionRoutes.RECONCILE_ACCOUNT);
     static final String TRIGGER_PROPERTY = "metakitReconcileTrigger";
     /** the path of the MetaKit GET an exchange is in, for the HTTP send it makes */
     private static final String CALL_PATH_PROPERTY = "metakitApiCallPath";

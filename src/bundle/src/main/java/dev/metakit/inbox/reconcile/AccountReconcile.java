@@ -8,7 +8,7 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * One account's reconcile as {@link ReconcileRoutes} carries it from step to step: what was asked (the account, the
+ * One account's reconcile as its route carries it from step to step: what was asked (the account, the
  * tickets its deliveries named, what started it, whether to scan its deals for positions never recorded), then what
  * MetaKit answered, each answer folded in by the step that received it ({@link ReconcileSteps}). Immutable: a step
  * returns a new value.

@@ -19,15 +19,17 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A reconcile of every known account ({@code METAKIT_ACCOUNTS} plus every account a delivery named), called by
- * {@link ReconcileRoutes}: {@link #begin} lists the accounts and opens a {@code reconcile_runs} row, the
- * route reconciles them with bounded concurrency, each one reporting back for the progress line, and
- * {@link #finish} records the run's figures. Periodic runs happen once per period across all instances on one
- * database: a run starts only if no other instance started one within the last 90% of the period, by the database's
- * clock.
+ * A reconcile of every known account ({@code METAKIT_ACCOUNTS} plus every account a delivery named), the bean
+ * {@code fullReconcile} that the route {@code metakit-reconcile-all} (the worker's {@code InboxToPositionRoutes})
+ * calls: {@link #begin} lists the accounts and opens a {@code reconcile_runs} row, the route reconciles them with
+ * bounded concurrency, each one reporting back for the progress line, and {@link #finish} records the run's figures.
+ * Periodic runs happen once per period across all instances on one database: a run starts only if no other instance
+ * started one within the last 90% of the period, by the database's clock.
  */
 public class FullReconcile {
     private static final Logger LOG = LoggerFactory.getLogger(FullReconcile.class);
+    /** who started a full reconcile: {@value #PERIODIC} (the default), status-watch, or any word a caller gives */
+    public static final String TRIGGER_HEADER = "MetaKitTrigger";
     public static final String PERIODIC = "periodic";
     static final String RUN = "metakitRun";
     /** one advisory lock key for "who starts the periodic run" */
@@ -60,7 +62,7 @@ public class FullReconcile {
      * already ran this period).
      */
     public List<AccountReconcile> begin(Exchange exchange) throws SQLException {
-        String trigger = exchange.getMessage().getHeader(ReconcileRoutes.TRIGGER_HEADER, PERIODIC, String.class);
+        String trigger = exchange.getMessage().getHeader(TRIGGER_HEADER, PERIODIC, String.class);
         List<Long> accounts = accounts();
         Long runId = openRun(trigger, accounts.size());
         if (runId == null) {
@@ -84,7 +86,7 @@ public class FullReconcile {
         Run run = exchange.getProperty(RUN, Run.class);
         Exception e = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
         // the reconcile's answers replaced the body it was given: it keeps the request beside it
-        long account = ReconcileRoutes.reconcile(exchange).accountId();
+        long account = ReconcileSteps.carried(exchange).accountId();
         String error = e == null ? "reconcile failed" : e.getMessage();
         LOG.warn("Full reconcile #{}: account {} failed: {}", run.id, account, error);
         accountReconciler.recordFailure(account, error);

@@ -3,6 +3,7 @@ package dev.metakit.inbox.reconcile;
 import dev.metakit.inbox.metakit.ApiPosition;
 import dev.metakit.inbox.metakit.MetaKitJson;
 import org.apache.camel.Body;
+import org.apache.camel.Exchange;
 import org.apache.camel.ExchangeProperty;
 
 import java.time.Clock;
@@ -14,12 +15,18 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The steps of {@code direct:reconcile-account} ({@link ReconcileRoutes}) that are code: each takes the
+ * The steps of one account's reconcile (the route {@code metakit-reconcile-account} of the worker's
+ * {@code InboxToPositionRoutes}) that are code, the bean {@code reconcileSteps}: each takes the
  * {@link AccountReconcile} so far and returns it with what it learned folded in (the snapshot's time, MetaKit's
  * positions and the deals to ask for, the deals), and the last applies it. The route keeps the value in its one
- * exchange property, {@link ReconcileRoutes#RECONCILE}, because each MetaKit call replaces the message body.
+ * exchange property, {@link #RECONCILE}, because each MetaKit call replaces the message body.
  */
 public class ReconcileSteps {
+    /**
+     * The one exchange property of an account's reconcile: its {@link AccountReconcile} so far, kept beside the body,
+     * which each MetaKit call replaces with its answer. Still there when the reconcile failed, for the caller's report.
+     */
+    public static final String RECONCILE = "metakitReconcile";
     /** A full scan re-reads this much before the previous one's snapshot (deals stamped a little late). */
     static final Duration SCAN_MARGIN = Duration.ofMinutes(1);
 
@@ -40,7 +47,7 @@ public class ReconcileSteps {
     }
 
     /** Folds in MetaKit's open positions and plans the deals call (a full scan widens its window to the scan's). */
-    public AccountReconcile positionsReceived(@ExchangeProperty(ReconcileRoutes.RECONCILE) AccountReconcile reconcile,
+    public AccountReconcile positionsReceived(@ExchangeProperty(RECONCILE) AccountReconcile reconcile,
                                               @Body byte[] answer) {
         long account = reconcile.accountId();
         List<ApiPosition> positions = json.positions(answer);
@@ -54,13 +61,13 @@ public class ReconcileSteps {
     }
 
     /** Folds in the deals MetaKit answered. */
-    public AccountReconcile dealsReceived(@ExchangeProperty(ReconcileRoutes.RECONCILE) AccountReconcile reconcile,
+    public AccountReconcile dealsReceived(@ExchangeProperty(RECONCILE) AccountReconcile reconcile,
                                           @Body byte[] answer) {
         return reconcile.withDeals(json.deals(answer));
     }
 
     /** Applies the snapshot in one transaction; a full scan also records closes no delivery named. */
-    public ReconcileResult apply(@ExchangeProperty(ReconcileRoutes.RECONCILE) AccountReconcile reconcile) {
+    public ReconcileResult apply(@ExchangeProperty(RECONCILE) AccountReconcile reconcile) {
         long account = reconcile.accountId();
         List<Hint> hints = reconcile.hints();
         boolean fullScan = reconcile.fullScan() && reconcile.dealsNeeded();
@@ -78,6 +85,11 @@ public class ReconcileSteps {
             scannedUpTo.merge(account, reconcile.snapshotAt(), (a, b) -> a.isAfter(b) ? a : b);
         }
         return result;
+    }
+
+    /** The reconcile an exchange carries in {@link #RECONCILE} (null before its first step). */
+    public static AccountReconcile carried(Exchange exchange) {
+        return exchange.getProperty(RECONCILE, AccountReconcile.class);
     }
 
     private Instant scanFrom(long account, Instant snapshotAt) {

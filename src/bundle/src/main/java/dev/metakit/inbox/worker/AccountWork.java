@@ -1,6 +1,7 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.InboxRow;
+import dev.metakit.inbox.reconcile.AccountReconcile;
 import dev.metakit.inbox.reconcile.Hint;
 
 import java.util.List;
@@ -20,6 +21,11 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
      */
     public String trigger() {
         return !rows.isEmpty() && rows.stream().allMatch(InboxRow::replayed) ? "replay" : "event";
+    }
+
+    /** The reconcile these rows ring for: their tickets are its hints, {@link #trigger()} what started it. */
+    public AccountReconcile reconcile() {
+        return AccountReconcile.forDeliveries(accountId, hints, trigger());
     }
 
     /** The most attempts any of these rows has had (each row is failed on its own attempts). */

@@ -10,7 +10,7 @@ import org.apache.camel.component.seda.SedaComponent;
 import org.apache.camel.support.DefaultExchange;
 
 /**
- * Rings the worker's doorbell (a seda queue of size 1 that {@link WorkerRoutes} consumes): a hint that the inbox has
+ * Rings the worker's doorbell (a seda queue of size 1 that {@link InboxToPositionRoutes} consumes): a hint that the inbox has
  * work, never the truth (the inbox table is, and the poll catches a ring that was lost). A ring into a full doorbell is
  * dropped, and so cheaply: the ingest route rings after every new row, so the ring is an empty exchange, sent only
  * when the queue has room.

@@ -19,7 +19,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The worker, the bean {@code inboxWorker} that {@link WorkerRoutes} calls: {@link #claim()} a batch of inbox rows and
+ * The worker, the bean {@code inboxWorker} that {@link InboxToPositionRoutes} calls: {@link #claim()} a batch of inbox rows and
  * get one {@link AccountWork} per account with trade events (what needs no reconcile is settled at once), then
  * {@link #completed} or {@link #failed} for each. Rows are marked processed only after their reconcile committed. Its
  * jobs are one class each:

@@ -7,7 +7,7 @@ import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.FeedMaintenance;
 import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.reconcile.AccountReconcile;
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
 import org.apache.camel.CamelContext;
@@ -109,7 +109,7 @@ public class OpsPage extends ContextBean {
         }), false);
         router.route(HttpMethod.POST, path + "/api/reconcile").blockingHandler(ctx -> api(ctx, () -> {
             long account = Long.parseLong(ctx.request().getParam("account"));
-            Object result = producer.requestBody(ReconcileRoutes.RECONCILE_ACCOUNT,
+            Object result = producer.requestBody(InboxToPositionRoutes.RECONCILE_ACCOUNT,
                     AccountReconcile.asked(account, "manual"));
             String words = result instanceof ReconcileResult r ? r.inWords() : String.valueOf(result);
             LOG.info("Ops page: reconcile of account {} asked for: {}", account, words);

@@ -1,9 +1,10 @@
 package dev.metakit.inbox.bench;
 
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import dev.metakit.inbox.bench.DrainBench.BenchOptions;
+import dev.metakit.inbox.reconcile.FullReconcile;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import org.apache.camel.ProducerTemplate;
 
 import javax.sql.DataSource;
@@ -75,7 +76,7 @@ public final class ReconcileBench {
                     long r429 = api.api.stats().count("positions", 429) + api.api.stats().count("deals", 429);
                     api.api.stats().resetMaxInFlight();
                     long t0 = System.nanoTime();
-                    template.sendBodyAndHeader(ReconcileRoutes.FULL_RECONCILE, "", ReconcileRoutes.TRIGGER_HEADER, "bench");
+                    template.sendBodyAndHeader(InboxToPositionRoutes.FULL_RECONCILE, "", FullReconcile.TRIGGER_HEADER, "bench");
                     double seconds = (System.nanoTime() - t0) / 1e9;
                     long calls = api.reconcileCalls() - calls0;
                     long positionsCalls = api.api.stats().count("positions", null) - pos0;

@@ -1,11 +1,10 @@
 package dev.metakit.inbox.ops;
 
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestEvents;
-import dev.metakit.inbox.worker.WorkerRoutes;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -40,7 +39,7 @@ class CamelRouteMetricsTest {
 
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             String m = inbox.metrics();
-            for (String route : List.of(WorkerRoutes.DRAIN_ROUTE, ReconcileRoutes.RECONCILE_ACCOUNT_ROUTE)) {
+            for (String route : List.of(InboxToPositionRoutes.DRAIN_ROUTE, InboxToPositionRoutes.RECONCILE_ACCOUNT_ROUTE)) {
                 sample(m, "camel_exchanges_total{routeId=\"" + route + "\"}").isGreaterThanOrEqualTo(1.0);
                 sample(m, "camel_route_policy_seconds_count{routeId=\"" + route + "\"}").isGreaterThanOrEqualTo(1.0);
             }

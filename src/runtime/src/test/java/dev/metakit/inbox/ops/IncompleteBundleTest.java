@@ -1,7 +1,6 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
@@ -38,23 +37,31 @@ class IncompleteBundleTest {
     }
 
     @Test
-    void withoutTheWorkersRouteBuilderTheBundleIsNotReadySaysHowToRegisterItAndStoresNothing() throws Exception {
+    void withoutTheBundlesRouteBuilderTheBundleIsNotReadySaysHowToRegisterItAndStoresNothing() throws Exception {
         try (LogCapture errors = LogCapture.atOrAbove(Level.ERROR);
-             // the host: the route files loaded, the worker's Java routes never registered
+             // the host: the route files loaded, the bundle's Java routes never registered
              RunningInbox inbox = RunningInbox.startUnready(Map.of(
-                     "camel.main.routes-builder-classes", ReconcileRoutes.class.getName()))) {
+                     "camel.main.routes-builder-classes", RunningInbox.NoJavaRoutes.class.getName(),
+                     // the periodic reconcile fires at startup into direct:full-reconcile, which has no consumer
+                     // here: Camel's direct producer would wait 30 s (its default) for one and the stop would wait
+                     // for it. Nothing asserted here depends on that wait
+                     "camel.component.direct.timeout", "1000"))) {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 HttpResponse<String> ready = inbox.management("/observe/health/ready?data=true");
                 assertThat(ready.statusCode()).as(ready.body()).isEqualTo(503);
                 assertThat(ready.body()).contains("essential-routes")
-                        .contains("metakit-worker-doorbell").contains("metakit-worker-drain");
+                        .contains("metakit-worker-doorbell").contains("metakit-worker-drain")
+                        .contains("metakit-reconcile-account");
             });
             List<String> lines = errors.lines().stream().filter(l -> l.contains("metakit-inbox is incomplete")).toList();
             assertThat(lines).hasSize(1);
-            assertThat(lines.get(0)).contains("missing: metakit-worker-doorbell, metakit-worker-drain")
-                    .contains("register the RouteBuilder dev.metakit.inbox.worker.WorkerRoutes")
+            assertThat(lines.get(0)).contains("missing: metakit-worker-doorbell, metakit-worker-drain, "
+                            + "metakit-reconcile-account, metakit-reconcile-all, metakit-reconcile-requested")
                     .contains("camel.main.routes-builder-classes").contains("METAKIT_ROUTES_REPLACED")
-                    .doesNotContain("metakit-reconcile");
+                    // the five routes come from one RouteBuilder, named once; every route file was loaded
+                    .doesNotContain("load routes/");
+            assertThat(lines.get(0).split("register the RouteBuilder dev.metakit.inbox.worker.InboxToPositionRoutes",
+                    -1)).hasSize(2);
 
             HttpResponse<String> answer = inbox.postSigned(DELIVERY, "position.opened");
             assertThat(answer.statusCode()).isEqualTo(503);

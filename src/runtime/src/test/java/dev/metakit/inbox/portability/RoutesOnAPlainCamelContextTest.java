@@ -1,12 +1,11 @@
 package dev.metakit.inbox.portability;
 
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.NoEnvironmentOverrides;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestSignatures;
-import dev.metakit.inbox.worker.WorkerRoutes;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import org.apache.camel.CamelContext;
 import org.apache.camel.component.direct.DirectComponent;
 import org.apache.camel.health.HealthCheck;
@@ -38,7 +37,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The bundle dropped into a host's CamelContext, the way Camel Spring Boot or Quarkus would load it: no camel-main,
  * the host's own HTTP server, our properties and beans, the route files and the bundle's Java routes (which a host
- * adds as RouteBuilders). A signed delivery must be stored and reconciled; a host that leaves a route out is told.
+ * adds as a RouteBuilder). A signed delivery must be stored and reconciled; a host that leaves a route out is told.
  */
 class RoutesOnAPlainCamelContextTest {
 
@@ -51,8 +50,7 @@ class RoutesOnAPlainCamelContextTest {
             List<Resource> routeFiles = hostedBundle(context, port, metakit, file -> true);
             assertThat(routeFiles).extracting(Resource::getLocation)
                     .anyMatch(l -> l.endsWith("ingest.camel.yaml")).anyMatch(l -> l.endsWith("worker.camel.yaml"));
-            context.addRoutes(new WorkerRoutes());
-            context.addRoutes(new ReconcileRoutes());
+            context.addRoutes(new InboxToPositionRoutes());
             context.start();
 
             assertThat(context.getRoutes()).extracting(r -> r.getRouteId())
@@ -69,16 +67,15 @@ class RoutesOnAPlainCamelContextTest {
     }
 
     /**
-     * A host that registers one of the bundle's two RouteBuilders and forgets the other (as the issue's Boot host did
-     * both): the bundle itself says so, with no host code.
+     * A host that loads the route files and forgets the bundle's RouteBuilder (as the issue's Boot host did): the
+     * bundle itself says so, with no host code.
      */
     @Test
-    void aHostThatLeavesOutTheReconcileRoutesIsToldItsBundleIsIncompleteAndNothingIsStored() throws Exception {
+    void aHostThatLeavesOutTheBundlesRouteBuilderIsToldItsBundleIsIncompleteAndNothingIsStored() throws Exception {
         TestDatabase.truncateAll();
         int port = RunningInbox.freePort();
         try (FakeMetaKit metakit = new FakeMetaKit(); CamelContext context = new DefaultCamelContext()) {
             hostedBundle(context, port, metakit, file -> true);
-            context.addRoutes(new WorkerRoutes());
             // the periodic reconcile fires at startup into direct:full-reconcile, which this host never registered:
             // Camel's direct producer waits 30 s (its default) for a consumer, and closing the context waits for it.
             // Nothing asserted here depends on that wait; 1 s keeps the test from idling through it
@@ -88,9 +85,10 @@ class RoutesOnAPlainCamelContextTest {
             HealthCheck.Result essential = readiness(context);
             assertThat(essential.getState()).isEqualTo(HealthCheck.State.DOWN);
             assertThat(essential.getMessage()).hasValue("metakit-inbox is incomplete, missing: "
+                    + "metakit-worker-doorbell, metakit-worker-drain, "
                     + "metakit-reconcile-account, metakit-reconcile-all, metakit-reconcile-requested");
-            assertThat(essential.getDetails()).containsEntry("missing",
-                    "metakit-reconcile-account,metakit-reconcile-all,metakit-reconcile-requested");
+            assertThat(essential.getDetails()).containsEntry("missing", "metakit-worker-doorbell,metakit-worker-drain,"
+                    + "metakit-reconcile-account,metakit-reconcile-all,metakit-reconcile-requested");
 
             assertThat(postDelivery(port).statusCode()).isEqualTo(503);
             assertThat(TestDatabase.scalar("select count(*) from webhook_inbox")).isZero();

@@ -1,7 +1,6 @@
 package dev.metakit.inbox.springboot;
 
-import dev.metakit.inbox.reconcile.ReconcileRoutes;
-import dev.metakit.inbox.worker.WorkerRoutes;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import org.apache.camel.spring.boot.CamelAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -16,7 +15,7 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * metakit-inbox in a Spring Boot host, from one dependency: the bundle's Java DSL routes (the worker, the reconcile)
- * as RouteBuilder beans, its route files (the YAML routes and their beans) loaded into the host's CamelContext, its
+ * as a RouteBuilder bean, its route files (the YAML routes and their beans) loaded into the host's CamelContext, its
  * health checks in the readiness probe, its meters on Boot's registry, and the front-door rules Boot's server has
  * an equivalent for. Every bean here gives way to a host's bean of the same type.
  */
@@ -24,18 +23,14 @@ import org.springframework.context.annotation.Configuration;
 @EnableConfigurationProperties(MetakitProperties.class)
 public class MetakitInboxAutoConfiguration {
 
-    /** The worker's claim → reconcile → complete/fail routes. */
+    /**
+     * A delivery's way to its position: the worker's doorbell and drain (claim → reconcile → complete/fail), one
+     * account's reconcile, and the full reconcile's fan-out.
+     */
     @Bean
-    @ConditionalOnMissingBean(WorkerRoutes.class)
-    public WorkerRoutes metakitWorkerRoutes() {
-        return new WorkerRoutes();
-    }
-
-    /** The account reconcile and the full reconcile's fan-out. */
-    @Bean
-    @ConditionalOnMissingBean(ReconcileRoutes.class)
-    public ReconcileRoutes metakitReconcileRoutes() {
-        return new ReconcileRoutes();
+    @ConditionalOnMissingBean(InboxToPositionRoutes.class)
+    public InboxToPositionRoutes metakitInboxToPositionRoutes() {
+        return new InboxToPositionRoutes();
     }
 
     /** Loads the route files (metakit.route-files) and registers the bundle's route meters before Camel starts. */
