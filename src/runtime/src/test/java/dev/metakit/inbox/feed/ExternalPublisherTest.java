@@ -10,6 +10,7 @@ import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.CamelContext;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.support.service.ServiceHelper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,16 +53,8 @@ class ExternalPublisherTest {
     }
 
     @AfterEach
-    void stop() throws Exception {
-        if (publisher != null) {
-            publisher.stop();
-        }
-        if (worker != null) {
-            worker.stop();
-        }
-        if (context != null) {
-            context.stop();
-        }
+    void stop() {
+        ServiceHelper.stopService(publisher, worker, context); // each one started, in this order
     }
 
     @Test
