@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.util.Optional;
 
 /**
  * The bundle's DataSource, with the schema migrated by Flyway before the first connection is handed out: a HikariCP
@@ -193,11 +194,8 @@ public class InboxDatabase extends ContextBean implements DataSource {
     }
 
     private DataSource pool() {
-        DataSource a = active;
-        if (a == null) {
-            throw new IllegalStateException("InboxDatabase is not started (it starts with its CamelContext)");
-        }
-        return a;
+        return Optional.ofNullable(active).orElseThrow(
+                () -> new IllegalStateException("InboxDatabase is not started (it starts with its CamelContext)"));
     }
 
     @Override

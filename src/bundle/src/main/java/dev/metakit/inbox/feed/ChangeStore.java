@@ -280,18 +280,18 @@ public final class ChangeStore {
      * before the delete, so a replay that marks one unpublished meanwhile keeps it (the delete re-checks it).
      */
     static long prunePublished(Connection c, Instant cutoff, int batchSize) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
-                + " select change_id from position_changes where published_at < ? limit ? for update skip locked)")) {
-            Jdbc.setInstant(s, 1, cutoff);
-            s.setInt(2, batchSize);
-            return Jdbc.deleteInBatches(s, batchSize);
-        }
+        return pruneBefore(c, "published_at", cutoff, batchSize);
     }
 
     /** Deletes changes reconciled before {@code cutoff}, published or not, in batches. */
     static long pruneReconciled(Connection c, Instant cutoff, int batchSize) throws SQLException {
+        return pruneBefore(c, "reconciled_at", cutoff, batchSize);
+    }
+
+    /** Deletes the changes whose {@code column} (a name of this class, never a caller's text) is before cutoff. */
+    private static long pruneBefore(Connection c, String column, Instant cutoff, int batchSize) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
-                + " select change_id from position_changes where reconciled_at < ? limit ? for update skip locked)")) {
+                + " select change_id from position_changes where " + column + " < ? limit ? for update skip locked)")) {
             Jdbc.setInstant(s, 1, cutoff);
             s.setInt(2, batchSize);
             return Jdbc.deleteInBatches(s, batchSize);

@@ -19,30 +19,20 @@ public record FeedChange(long changeId, long accountId, long seq, long ticket, S
 
     /** The published JSON object: the change, and the position as it stands after it. */
     Map<String, Object> toJson() {
-        Map<String, Object> position = new LinkedHashMap<>();
-        position.put("ticket", ticket);
-        position.put("status", status);
-        position.put("symbol", symbol);
-        position.put("type", type);
-        position.put("volume", volume);
-        position.put("priceOpen", priceOpen);
-        position.put("openedAt", text(openedAt));
-        position.put("sl", sl);
-        position.put("tp", tp);
-        position.put("closedAt", text(closedAt));
-        position.put("closeDealTicket", closeDealTicket);
-        position.put("closePrice", closePrice);
-        position.put("profit", profit);
+        Map<String, Object> position = object("ticket", ticket, "status", status, "symbol", symbol, "type", type,
+                "volume", volume, "priceOpen", priceOpen, "openedAt", text(openedAt), "sl", sl, "tp", tp,
+                "closedAt", text(closedAt), "closeDealTicket", closeDealTicket, "closePrice", closePrice,
+                "profit", profit);
+        return object("id", id(), "accountId", accountId, "seq", seq, "ticket", ticket, "kind", kind,
+                "changed", changed, "source", source, "reconciledAt", text(reconciledAt), "position", position);
+    }
+
+    /** A JSON object of these names and values, in this order (a value may be null, which Map.of refuses). */
+    private static Map<String, Object> object(Object... namesAndValues) {
         Map<String, Object> json = new LinkedHashMap<>();
-        json.put("id", id());
-        json.put("accountId", accountId);
-        json.put("seq", seq);
-        json.put("ticket", ticket);
-        json.put("kind", kind);
-        json.put("changed", changed);
-        json.put("source", source);
-        json.put("reconciledAt", text(reconciledAt));
-        json.put("position", position);
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            json.put((String) namesAndValues[i], namesAndValues[i + 1]);
+        }
         return json;
     }
 

@@ -31,35 +31,16 @@ import java.util.function.LongConsumer;
  * which is where its next turn starts again (later changes the outlet took meanwhile go again with the same id), so a
  * change is never skipped nor overtaken; the account backs off ({@link FeedBackoff}: forgiven by the next success).
  * The other accounts of the round go on.
+ *
+ * @param reading told of each account just before its changes are first read in the round (the offers made of it
+ *                until then are answered by that read)
+ * @param offer   offers an account again (its retry after a failure)
  */
-final class FeedRound {
+record FeedRound(DataSource dataSource, FeedParts parts, FeedCounts counts, int batchSize, BooleanSupplier running,
+                 LongConsumer reading, LongConsumer offer) {
     private static final Logger LOG = LoggerFactory.getLogger(FeedRound.class);
     /** batches of an account in one round: then the account waits behind the accounts offered meanwhile */
     private static final int BATCHES_PER_TURN = 20;
-
-    private final DataSource dataSource;
-    private final FeedParts parts;
-    private final FeedCounts counts;
-    private final int batchSize;
-    private final BooleanSupplier running;
-    private final LongConsumer reading;
-    private final LongConsumer offer;
-
-    /**
-     * @param reading told of each account just before its changes are first read in the round (the offers made of it
-     *                until then are answered by that read)
-     * @param offer   offers an account again (its retry after a failure)
-     */
-    FeedRound(DataSource dataSource, FeedParts parts, FeedCounts counts, int batchSize, BooleanSupplier running,
-              LongConsumer reading, LongConsumer offer) {
-        this.dataSource = dataSource;
-        this.parts = parts;
-        this.counts = counts;
-        this.batchSize = batchSize;
-        this.running = running;
-        this.reading = reading;
-        this.offer = offer;
-    }
 
     /** Publishes the accounts' unpublished changes. Returns the accounts with changes left after the round. */
     Set<Long> publish(List<Long> accounts) {

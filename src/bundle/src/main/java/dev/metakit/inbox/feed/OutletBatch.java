@@ -22,19 +22,9 @@ import java.util.function.LongPredicate;
  * Once a send of an account fails no further one of that account is handed over; an account's result is its confirmed
  * prefix: the changes before its first one not confirmed. The accounts are independent of each other.
  */
-final class OutletBatch {
+record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json) {
     /** What became of an account's batch: how many changes from its start the outlet confirmed, its first error. */
     record Result(int confirmed, Exception error) {
-    }
-
-    private final Endpoint endpoint;
-    private final AsyncProducer producer;
-    private final ObjectWriter json;
-
-    OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json) {
-        this.endpoint = endpoint;
-        this.producer = producer;
-        this.json = json;
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.metakit;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * A MetaKit REST call that did not answer 2xx. Carries what the retry policy needs: the status, and
@@ -10,6 +11,7 @@ public class MetaKitApiException extends RuntimeException {
     private final int status;
     private final Duration retryAfter;
 
+    /** @param retryAfter MetaKit's Retry-After, or null when it sent none */
     public MetaKitApiException(int status, Duration retryAfter, String message) {
         super(message);
         this.status = status;
@@ -20,9 +22,9 @@ public class MetaKitApiException extends RuntimeException {
         return status;
     }
 
-    /** MetaKit's Retry-After, or null. */
-    public Duration retryAfter() {
-        return retryAfter;
+    /** MetaKit's Retry-After, when it sent one. */
+    public Optional<Duration> retryAfter() {
+        return Optional.ofNullable(retryAfter);
     }
 
     public boolean unauthorized() {

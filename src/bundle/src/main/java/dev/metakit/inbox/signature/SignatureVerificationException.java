@@ -1,5 +1,7 @@
 package dev.metakit.inbox.signature;
 
+import java.util.Locale;
+
 /**
  * Why a delivery's signature was not accepted. The message is the reason's public text, optionally followed by a
  * fixed, non-secret detail ("duplicate t"); it never carries a secret, the body or the header as sent (the header is
@@ -11,21 +13,22 @@ package dev.metakit.inbox.signature;
 public final class SignatureVerificationException extends Exception {
     private static final long serialVersionUID = 1L;
 
-    /** A rejection reason: a short public text (responses, logs) and a metric tag (a low-cardinality label). */
+    /**
+     * A rejection reason: a short public text (responses, logs) and a metric tag (a low-cardinality label), which is
+     * the constant's name in lower case.
+     */
     public enum Reason {
-        MISSING_HEADER("missing signature header", "missing_header"),
-        MALFORMED_HEADER("malformed signature header", "malformed_header"),
-        TIMESTAMP_OUTSIDE_TOLERANCE("timestamp outside tolerance", "timestamp_outside_tolerance"),
-        SIGNATURE_MISMATCH("signature mismatch", "signature_mismatch"),
+        MISSING_HEADER("missing signature header"),
+        MALFORMED_HEADER("malformed signature header"),
+        TIMESTAMP_OUTSIDE_TOLERANCE("timestamp outside tolerance"),
+        SIGNATURE_MISMATCH("signature mismatch"),
         /** a request carrying X-MetaKit-Signature or X-MetaKit-Event more than once: which one counts is ambiguous */
-        REPEATED_HEADER("repeated signature or event header", "repeated_header");
+        REPEATED_HEADER("repeated signature or event header");
 
         private final String text;
-        private final String metricTag;
 
-        Reason(String text, String metricTag) {
+        Reason(String text) {
             this.text = text;
-            this.metricTag = metricTag;
         }
 
         public String text() {
@@ -33,7 +36,7 @@ public final class SignatureVerificationException extends Exception {
         }
 
         public String metricTag() {
-            return metricTag;
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

@@ -15,8 +15,8 @@ public record RetryPolicy(int maxAttempts, Duration base, Duration max) {
     }
 
     public Duration delay(int attempts, Throwable failure) {
-        if (failure instanceof MetaKitApiException api && api.retryAfter() != null) {
-            return api.retryAfter();
+        if (failure instanceof MetaKitApiException api && api.retryAfter().isPresent()) {
+            return api.retryAfter().get();
         }
         long factor = 1L << Math.min(Math.max(attempts - 1, 0), 20);
         Duration d = base.multipliedBy(factor);

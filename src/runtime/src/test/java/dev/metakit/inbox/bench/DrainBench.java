@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 import static org.awaitility.Awaitility.await;
 
@@ -43,12 +44,9 @@ import static org.awaitility.Awaitility.await;
 public final class DrainBench {
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = BenchOptions.parse(args, Map.ofEntries(
-                Map.entry("rows", "100000"), Map.entry("accounts", "1000"), Map.entry("latency-ms", "20"),
-                Map.entry("open-per-account", "2"), Map.entry("rounds", "3"), Map.entry("warmup-rows", "10000"),
-                Map.entry("api-concurrency", "8"), Map.entry("worker-concurrency", "8"),
-                Map.entry("batch-size", "500"), Map.entry("claim-max-rows", "5000"), Map.entry("api-threads", "64"),
-                Map.entry("result-file", ""), Map.entry("label", "drain"), Map.entry("timeout-s", "900")));
+        Map<String, String> o = BenchOptions.parse(args, "drain", Map.of("rows", "100000", "accounts", "1000",
+                "warmup-rows", "10000", "worker-concurrency", "8", "batch-size", "500", "claim-max-rows", "5000",
+                "timeout-s", "900"));
         int rows = Integer.parseInt(o.get("rows"));
         int accounts = Integer.parseInt(o.get("accounts"));
         int openPer = Integer.parseInt(o.get("open-per-account"));
@@ -92,15 +90,11 @@ public final class DrainBench {
                             o.get("api-concurrency"), r.failed, r.openPositions, (long) accounts * openPer,
                             r.insertSeconds);
                     System.out.println(line);
-                    if (round > 0 && !o.get("result-file").isEmpty()) {
-                        Files.writeString(Path.of(o.get("result-file")), String.join("\t", o.get("label"),
-                                        String.valueOf(round), String.valueOf(n), String.valueOf(accounts),
-                                        String.format(Locale.ROOT, "%.3f", r.seconds),
-                                        String.format(Locale.ROOT, "%.0f", n / r.seconds), String.valueOf(r.calls),
-                                        String.format(Locale.ROOT, "%.4f", (double) r.calls / n),
-                                        String.valueOf(r.maxInFlight), o.get("api-concurrency"),
-                                        String.valueOf(r.failed)) + "\n", StandardCharsets.UTF_8,
-                                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+                    if (round > 0) {
+                        BenchOptions.appendResult(o, round, n, accounts, String.format(Locale.ROOT, "%.3f", r.seconds),
+                                String.format(Locale.ROOT, "%.0f", n / r.seconds), r.calls,
+                                String.format(Locale.ROOT, "%.4f", (double) r.calls / n), r.maxInFlight,
+                                o.get("api-concurrency"), r.failed);
                     }
                 }
                 System.out.println("sandbox API calls by endpoint and status: " + api.callsLine());
@@ -167,8 +161,16 @@ public final class DrainBench {
 
     /** Options and small helpers shared by the worker benchmarks. */
     static final class BenchOptions {
-        static Map<String, String> parse(String[] args, Map<String, String> defaults) {
-            Map<String, String> o = new LinkedHashMap<>(defaults);
+        /** The options every worker benchmark takes, with their defaults. */
+        private static final Map<String, String> COMMON = Map.of("latency-ms", "20", "open-per-account", "2",
+                "rounds", "3", "api-concurrency", "8", "api-threads", "64", "result-file", "");
+
+        /** The common options, the benchmark's own ({@code own}: names and defaults) and its {@code label}. */
+        static Map<String, String> parse(String[] args, String label, Map<String, String> own) {
+            Map<String, String> defaults = new TreeMap<>(COMMON);
+            defaults.putAll(own);
+            defaults.put("label", label);
+            Map<String, String> o = new TreeMap<>(defaults);
             for (int i = 0; i < args.length; i++) {
                 if (!args[i].startsWith("--") || i + 1 >= args.length) {
                     throw new IllegalArgumentException("usage: --name value ...; known: " + defaults.keySet());
@@ -180,6 +182,19 @@ public final class DrainBench {
                 o.put(name, args[++i]);
             }
             return o;
+        }
+
+        /** Appends a row (the label, then {@code fields}) to {@code --result-file}, when one is named. */
+        static void appendResult(Map<String, String> o, Object... fields) throws IOException {
+            if (o.get("result-file").isEmpty()) {
+                return;
+            }
+            StringBuilder row = new StringBuilder(o.get("label"));
+            for (Object field : fields) {
+                row.append('\t').append(field);
+            }
+            Files.writeString(Path.of(o.get("result-file")), row.append('\n'), StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         }
 
         /** Per-account INFO lines off (as in sandbox mode); the full reconcile's progress lines stay. */

@@ -15,7 +15,6 @@ import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.CamelContext;
 import org.apache.camel.builder.RouteBuilder;
-import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -108,9 +107,7 @@ public final class FeedKafkaBench {
                 measuredFrom = (long) rate * warmup;
                 total = measuredFrom + (long) rate * Integer.parseInt(o.get("--seconds"));
             }
-            CamelContext context = new DefaultCamelContext();
-            context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
-            context.addRoutes(new RouteBuilder() {
+            CamelContext context = ShippedProperties.camelContext(new RouteBuilder() {
                 @Override
                 public void configure() {
                     errorHandler(noErrorHandler());

@@ -8,10 +8,6 @@ import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import org.apache.camel.ProducerTemplate;
 
 import javax.sql.DataSource;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -39,10 +35,8 @@ import java.util.Map;
 public final class ReconcileBench {
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = BenchOptions.parse(args, Map.ofEntries(
-                Map.entry("accounts", "10000"), Map.entry("latency-ms", "20"), Map.entry("open-per-account", "2"),
-                Map.entry("rounds", "3"), Map.entry("api-concurrency", "8"), Map.entry("reconcile-concurrency", "8"),
-                Map.entry("api-threads", "64"), Map.entry("result-file", ""), Map.entry("label", "reconcile")));
+        Map<String, String> o = BenchOptions.parse(args, "reconcile",
+                Map.of("accounts", "10000", "reconcile-concurrency", "8"));
         int accounts = Integer.parseInt(o.get("accounts"));
         int rounds = Integer.parseInt(o.get("rounds"));
         long latencyMs = Long.parseLong(o.get("latency-ms"));
@@ -94,16 +88,10 @@ public final class ReconcileBench {
                             positionsCalls, calls - positionsCalls, (double) calls / accounts, calls, latencyMs,
                             concurrency, bound, seconds / bound, seconds / bound <= 1.5 ? "met" : "NOT met",
                             maxInFlight, concurrency, maxInFlight <= concurrency ? "honoured" : "EXCEEDED", tooMany);
-                    if (!o.get("result-file").isEmpty()) {
-                        Files.writeString(Path.of(o.get("result-file")), String.join("\t", o.get("label"),
-                                        String.valueOf(round), String.valueOf(accounts),
-                                        String.format(Locale.ROOT, "%.3f", seconds), String.valueOf(calls),
-                                        String.format(Locale.ROOT, "%.3f", bound),
-                                        String.format(Locale.ROOT, "%.3f", seconds / bound),
-                                        String.valueOf(maxInFlight), String.valueOf(concurrency),
-                                        String.valueOf(failed), String.valueOf(tooMany)) + "\n",
-                                StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-                    }
+                    BenchOptions.appendResult(o, round, accounts, String.format(Locale.ROOT, "%.3f", seconds), calls,
+                            String.format(Locale.ROOT, "%.3f", bound),
+                            String.format(Locale.ROOT, "%.3f", seconds / bound), maxInFlight, concurrency, failed,
+                            tooMany);
                 }
                 System.out.println("sandbox API calls by endpoint and status: " + api.callsLine());
             }

@@ -11,7 +11,6 @@ import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.builder.RouteBuilder;
-import org.apache.camel.impl.DefaultCamelContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -289,9 +288,7 @@ class ChangePublisherTest {
     }
 
     private ChangePublisher publisher(int concurrency, Consumer<InboxWorker> workerSettings) throws Exception {
-        CamelContext context = new DefaultCamelContext();
-        context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
-        context.addRoutes(new RouteBuilder() {
+        CamelContext context = ShippedProperties.camelContext(new RouteBuilder() {
             @Override
             public void configure() {
                 errorHandler(noErrorHandler());

@@ -9,7 +9,7 @@ import dev.metakit.inbox.worker.InboxWorker;
 import org.apache.camel.builder.NotifyBuilder;
 import org.apache.camel.CamelContext;
 import org.apache.camel.builder.RouteBuilder;
-import org.apache.camel.impl.DefaultCamelContext;
+import org.apache.camel.support.service.ServiceHelper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,16 +52,8 @@ class ExternalPublisherTest {
     }
 
     @AfterEach
-    void stop() throws Exception {
-        if (publisher != null) {
-            publisher.stop();
-        }
-        if (worker != null) {
-            worker.stop();
-        }
-        if (context != null) {
-            context.stop();
-        }
+    void stop() {
+        ServiceHelper.stopService(publisher, worker, context); // each one started, in this order
     }
 
     @Test
@@ -191,9 +183,7 @@ class ExternalPublisherTest {
     }
 
     private ChangePublisher publisher(String mode) throws Exception {
-        context = new DefaultCamelContext();
-        context.getPropertiesComponent().setLocation("file:" + ShippedProperties.file()); // the outlet's endpoint
-        context.addRoutes(new RouteBuilder() {
+        context = ShippedProperties.camelContext(new RouteBuilder() {
             @Override
             public void configure() {
                 from(ChangePublisher.DEFAULT_OUTLET).process(e -> sent.add(e.getMessage().getBody(String.class)));

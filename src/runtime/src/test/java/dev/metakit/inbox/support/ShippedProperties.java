@@ -1,5 +1,7 @@
 package dev.metakit.inbox.support;
 
+import org.apache.camel.CamelContext;
+import org.apache.camel.RoutesBuilder;
 import org.apache.camel.component.properties.PropertiesComponent;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.spi.PropertiesFunction;
@@ -16,6 +18,17 @@ public final class ShippedProperties {
     /** The application.properties users edit (the jar carries a copy). */
     public static Path file() {
         return Path.of(System.getProperty("user.dir"), "application.properties");
+    }
+
+    /**
+     * A CamelContext (not started) whose placeholders read {@link #file()}, the way the bundle's routes find the
+     * outlet's endpoint, with {@code routes} added.
+     */
+    public static CamelContext camelContext(RoutesBuilder routes) throws Exception {
+        CamelContext context = new DefaultCamelContext();
+        context.getPropertiesComponent().setLocation("file:" + file());
+        context.addRoutes(routes);
+        return context;
     }
 
     /**

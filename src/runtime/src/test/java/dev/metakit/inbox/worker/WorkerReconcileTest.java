@@ -67,8 +67,7 @@ class WorkerReconcileTest {
     void anOpenPositionIsMirroredWithExactDecimalsAndItsCloseIsAppliedFromTheDeals() throws Exception {
         metakit.open(3, 10, "0.10", "0", "1.09000", t0);
         startInbox(Map.of());
-        inbox.postSigned(event("position.opened", 3, 10), "position.opened");
-        awaitAllProcessed();
+        deliverAndAwait("position.opened", 3, 10);
         Map<String, Object> open = positions().get(0);
         assertThat(open.get("status")).isEqualTo("open");
         assertThat(open.get("volume").toString()).isEqualTo("0.10");
@@ -77,8 +76,7 @@ class WorkerReconcileTest {
 
         metakit.close(3, 10);
         metakit.deal(3, 900, 10, "out", "0.10", "1.08500", "5.00", t0.plusSeconds(10));
-        inbox.postSigned(event("position.closed", 3, 10), "position.closed");
-        awaitAllProcessed();
+        deliverAndAwait("position.closed", 3, 10);
         assertThat(positions().get(0).get("status")).isEqualTo("closed");
         assertThat(positions().get(0).get("close_deal_ticket")).isEqualTo(900L);
     }
@@ -118,8 +116,7 @@ class WorkerReconcileTest {
         metakit.failNext(3, 500, 0);
         metakit.failNext(1, 429, 1);
         startInbox(Map.of());
-        inbox.postSigned(event("position.opened", 5, 50), "position.opened");
-        awaitAllProcessed();
+        deliverAndAwait("position.opened", 5, 50);
         assertThat(positions()).singleElement().satisfies(r -> assertThat(r.get("status")).isEqualTo("open"));
         assertThat(scalar("select max(attempts) from webhook_inbox")).isGreaterThanOrEqualTo(4L);
     }
@@ -146,8 +143,7 @@ class WorkerReconcileTest {
     void reprocessingARowWhoseProcessedMarkWasLostChangesNoPosition() throws Exception {
         metakit.open(6, 60, "0.10", "1.07000", "0", t0);
         startInbox(Map.of());
-        inbox.postSigned(event("position.opened", 6, 60), "position.opened");
-        awaitAllProcessed();
+        deliverAndAwait("position.opened", 6, 60);
         List<Map<String, Object>> before = positions();
 
         // what a crash between the reconcile's commit and processed_at leaves behind
@@ -195,6 +191,12 @@ class WorkerReconcileTest {
         assertThat(row.get("status")).isEqualTo("closed");
         assertThat(row.get("close_deal_ticket")).isEqualTo(701L);
         assertThat(metakit.calls("deals")).isPositive();
+    }
+
+    /** Posts a signed event about one position and waits until the worker has processed every row. */
+    private void deliverAndAwait(String eventType, long account, long ticket) throws Exception {
+        inbox.postSigned(event(eventType, account, ticket), eventType);
+        awaitAllProcessed();
     }
 
     private void awaitAllProcessed() {

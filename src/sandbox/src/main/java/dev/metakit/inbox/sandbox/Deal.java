@@ -2,7 +2,6 @@ package dev.metakit.inbox.sandbox;
 
 import java.math.BigDecimal;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** One executed deal; {@code entry} is {@code in} for an open and {@code out} for a partial or full close. */
@@ -11,19 +10,8 @@ public record Deal(long accountId, long ticket, long positionId, long order, Str
                    Instant time) {
 
     Map<String, Object> toJson() {
-        Map<String, Object> json = new LinkedHashMap<>();
-        json.put("ticket", ticket);
-        json.put("position_id", positionId);
-        json.put("order", order);
-        json.put("symbol", symbol);
-        json.put("type", type);
-        json.put("entry", entry);
-        json.put("volume", volume);
-        json.put("price", price);
-        json.put("profit", profit);
-        json.put("commission", commission);
-        json.put("swap", swap);
-        json.put("time", time.toString());
-        return json;
+        return SandboxJson.object("ticket", ticket, "position_id", positionId, "order", order, "symbol", symbol,
+                "type", type, "entry", entry, "volume", volume, "price", price, "profit", profit,
+                "commission", commission, "swap", swap, "time", time.toString());
     }
 }

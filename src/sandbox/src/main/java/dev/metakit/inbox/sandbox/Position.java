@@ -2,7 +2,6 @@ package dev.metakit.inbox.sandbox;
 
 import java.math.BigDecimal;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** An open position as the positions endpoint serves it; {@code ticket} is also the position id its deals carry. */
@@ -19,15 +18,8 @@ public record Position(long accountId, long ticket, String symbol, String type, 
 
     /** The webhook payload's {@code data}: {ticket, symbol, type, volume, price_open, sl, tp}. */
     Map<String, Object> eventData() {
-        Map<String, Object> data = new LinkedHashMap<>();
-        data.put("ticket", ticket);
-        data.put("symbol", symbol);
-        data.put("type", type);
-        data.put("volume", volume);
-        data.put("price_open", priceOpen);
-        data.put("sl", sl);
-        data.put("tp", tp);
-        return data;
+        return SandboxJson.object("ticket", ticket, "symbol", symbol, "type", type, "volume", volume,
+                "price_open", priceOpen, "sl", sl, "tp", tp);
     }
 
     /** The positions endpoint's element: the payload fields plus the floating profit, swap and open time. */

@@ -28,8 +28,11 @@ public record SandboxSettings(long seed, int accounts, double operationsPerSecon
     public static final String DEFAULT_WEBHOOK_SECRET = "whsec_sandbox";
 
     public SandboxSettings {
+        if (webhookUrl == null) {
+            throw new IllegalArgumentException("webhookUrl is required: the consumer's webhook endpoint, the one"
+                    + " setting without a default");
+        }
         Objects.requireNonNull(faults, "faults");
-        Objects.requireNonNull(webhookUrl, "webhookUrl");
         Objects.requireNonNull(webhookSecret, "webhookSecret");
         Objects.requireNonNull(apiKey, "apiKey");
         Objects.requireNonNull(deliverySchedule, "deliverySchedule");
