@@ -5,6 +5,9 @@ import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
 import dev.metakit.inbox.support.TestDatabase;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.support.EventNotifierSupport;
+import org.apache.camel.support.service.ServiceHelper;
 import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.Test;
 
@@ -34,6 +37,7 @@ class StopUnderTrafficTest {
             RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of());
             SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, 16, 0, 4).start();
             await().atMost(Duration.ofSeconds(30)).until(() -> load.count(SignedLoad.Sent::acked) >= 200);
+            holdTheStopUntilADeliveryIsRefused(inbox, load);
             inbox.close();
             sent = load.stop();
             lines = log.lines();
@@ -47,5 +51,26 @@ class StopUnderTrafficTest {
         Set<String> stored = new HashSet<>();
         TestDatabase.rows("select delivery_key from webhook_inbox").forEach(r -> stored.add((String) r.get("delivery_key")));
         assertThat(stored).as("every delivery answered 2xx has its row").containsAll(SignedLoad.ackedKeys(sent));
+    }
+
+    /**
+     * The stop begins (the context is stopping, the inbox refuses) and waits here, on its own thread, until a delivery
+     * got its 503: the window between the refusal and the ingest route's stop is otherwise milliseconds wide, and a
+     * run that never hit it would test nothing.
+     */
+    private static void holdTheStopUntilADeliveryIsRefused(RunningInbox inbox, SignedLoad load) {
+        EventNotifierSupport hold = new EventNotifierSupport() {
+            @Override
+            public boolean isEnabled(CamelEvent event) {
+                return event instanceof CamelEvent.CamelContextStoppingEvent;
+            }
+
+            @Override
+            public void notify(CamelEvent event) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> load.count(s -> s.status() == 503) > 0);
+            }
+        };
+        inbox.camelContext().getManagementStrategy().addEventNotifier(hold);
+        ServiceHelper.startService(hold);
     }
 }
