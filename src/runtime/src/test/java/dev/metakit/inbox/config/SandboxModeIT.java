@@ -2,6 +2,7 @@ package dev.metakit.inbox.config;
 
 import dev.metakit.inbox.db.InboxMigrations;
 import dev.metakit.inbox.support.ChildEnvironment;
+import dev.metakit.inbox.support.ChildJvm;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.HealthProbe;
 import dev.metakit.inbox.support.InboxProcess;
@@ -202,7 +203,7 @@ class SandboxModeIT {
                 .redirectErrorStream(true).redirectOutput(log.toFile());
         Map<String, String> environment = ChildEnvironment.withoutBundleSettings(pb.environment());
         environment.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + environment.get("PATH"));
-        environment.put("JAVA_OPTS", "-Xmx256m");
+        environment.put("JAVA_OPTS", "-Xmx256m " + String.join(" ", ChildJvm.OPTIONS));
         environment.put("HTTP_HOST", "127.0.0.1");
         environment.put("HTTP_PORT", String.valueOf(httpPort));
         environment.put("MANAGEMENT_HOST", "127.0.0.1");

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.config;
 
 import dev.metakit.inbox.support.ChildEnvironment;
+import dev.metakit.inbox.support.ChildJvm;
 import dev.metakit.inbox.support.InboxProcess;
 import org.assertj.core.api.AbstractStringAssert;
 import org.junit.jupiter.api.Test;
@@ -9,6 +10,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -23,8 +26,11 @@ class StartupErrorIT {
     }
 
     private Outcome run(Map<String, String> env) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", InboxProcess.jar().toString()).directory(workDir.toFile())
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString()));
+        command.addAll(ChildJvm.OPTIONS);
+        command.addAll(List.of("-jar", InboxProcess.jar().toString()));
+        ProcessBuilder pb = new ProcessBuilder(command).directory(workDir.toFile())
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD);
         ChildEnvironment.withoutBundleSettings(pb.environment()).putAll(env);
         Process p = pb.start();

@@ -7,8 +7,10 @@ import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -67,7 +69,10 @@ public final class InboxProcess implements AutoCloseable {
             throw new IllegalStateException("already running");
         }
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-jar", jar().toString())
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m"));
+        command.addAll(ChildJvm.OPTIONS);
+        command.addAll(List.of("-jar", jar().toString()));
+        ProcessBuilder pb = new ProcessBuilder(command)
                 .directory(workDir.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         ChildEnvironment.withoutBundleSettings(pb.environment()).putAll(env);
