@@ -46,8 +46,10 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     public boolean add(Exchange exchange, String key) {
         String refusal = gate == null ? null : gate.refusal();
         if (refusal != null) {
-            // nothing stored, so MetaKit keeps the delivery and retries (the gate says why: an incomplete bundle)
-            throw new InboxUnavailableException(refusal);
+            // nothing stored, so MetaKit keeps the delivery and retries (the gate says why: an incomplete bundle, or
+            // a stop, which is the design and no fault)
+            throw exchange.getContext().isStopping() ? new InboxStoppingException(refusal)
+                    : new InboxUnavailableException(refusal);
         }
         Delivery delivery = exchange.getProperty(DELIVERY_PROPERTY, Delivery.class);
         if (delivery == null) {
