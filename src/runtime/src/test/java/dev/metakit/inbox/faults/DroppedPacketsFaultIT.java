@@ -92,9 +92,11 @@ class DroppedPacketsFaultIT {
                 .mapToLong(SignedLoad.Sent::endNanos).min().orElseThrow();
         List<HealthWatch.Probe> probesInFreeze = probes.stream()
                 .filter(p -> p.startNanos() >= frozeAt && p.startNanos() < thawAt).toList();
-        // the first second: a check that began before the freeze may still say UP
+        // the first second: a check that began before the freeze may still say UP; and a probe answered after the
+        // thaw may have run its check on the healed network, so it says nothing about the freeze
         List<HealthWatch.Probe> probesSettled = probesInFreeze.stream()
-                .filter(p -> p.startNanos() >= frozeAt + Duration.ofSeconds(1).toNanos()).toList();
+                .filter(p -> p.startNanos() >= frozeAt + Duration.ofSeconds(1).toNanos())
+                .filter(p -> p.startNanos() + Duration.ofMillis(p.millis()).toNanos() <= thawAt).toList();
         Set<String> missing = FaultChecks.missing(postgres.dataSource(), acked);
         System.out.printf("FAULT dropped-packets %ds: sent=%d statuses=%s in-freeze=%d %s p50=%d ms max=%d ms;"
                         + " health probes in freeze=%d statuses=%s p50=%d ms max=%d ms, e.g. %s; first 2xx %d ms after"
