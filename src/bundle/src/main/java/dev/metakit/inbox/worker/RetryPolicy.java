@@ -3,6 +3,7 @@ package dev.metakit.inbox.worker;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * How long a row waits before its next attempt: exponential from {@code base}, capped, or MetaKit's Retry-After when
@@ -14,10 +15,13 @@ public record RetryPolicy(int maxAttempts, Duration base, Duration max) {
         return attempts >= maxAttempts;
     }
 
+    /** MetaKit's Retry-After when it sent one, else the backoff for this attempt. */
     public Duration delay(int attempts, Throwable failure) {
-        if (failure instanceof MetaKitApiException api && api.retryAfter().isPresent()) {
-            return api.retryAfter().get();
-        }
+        Optional<Duration> asked = failure instanceof MetaKitApiException api ? api.retryAfter() : Optional.empty();
+        return asked.orElseGet(() -> backoff(attempts));
+    }
+
+    private Duration backoff(int attempts) {
         long factor = 1L << Math.min(Math.max(attempts - 1, 0), 20);
         Duration d = base.multipliedBy(factor);
         return d.compareTo(max) > 0 ? max : d;
