@@ -113,8 +113,12 @@ class FeedPaceTest {
             }
         }, 0, 250, TimeUnit.MILLISECONDS);
 
-        await().atMost(Duration.ofSeconds(90)).until(() -> System.nanoTime() > end
-                && firstTakenAt.keySet().containsAll(committedAt.keySet()));
+        // the traders first end their last commit: one begun just before the end would add a change after the
+        // check below had found every change taken
+        await().atMost(Duration.ofSeconds(30)).until(() -> System.nanoTime() > end);
+        traders.shutdown();
+        assertThat(traders.awaitTermination(10, TimeUnit.SECONDS)).as("the traders stopped").isTrue();
+        await().atMost(Duration.ofSeconds(90)).until(() -> firstTakenAt.keySet().containsAll(committedAt.keySet()));
 
         assertThat(committedAt.size()).as("changes committed").isGreaterThan(400);
         assertThat(tried.size() - taken.size()).as("sends refused").isGreaterThan(30);
