@@ -3,7 +3,7 @@
 # which overrides the jar's copy), reading the route files from ./routes and reloading them when one changes.
 # Without METAKIT_WEBHOOK_SECRET in the environment it asks for the dev run (METAKIT_DEV_MODE): sandbox mode (a
 # simulated MetaKit in the same process, on its own embedded database data/sandbox-postgres) when none of your
-# database, API or secret is configured anywhere (environment or application.properties; README, "When it is sandbox
+# database, API or secret is configured anywhere (environment or application.properties; docs/sandbox.md, "When it is sandbox
 # mode"), otherwise a run with your settings, a secret generated if none is configured. With METAKIT_WEBHOOK_SECRET
 # set it is an ordinary run with your settings.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README's Debezium recipe run for real (DebeziumOutboxIT): an embedded PostgreSQL with wal_level=logical, a Kafka
+# The Debezium recipe of docs/change-feed.md run for real (DebeziumOutboxIT): an embedded PostgreSQL with wal_level=logical, a Kafka
 # broker and a Kafka Connect worker with Debezium 3.6.1's PostgreSQL connector and its outbox event router, each
 # account's changes checked on the topic. `mvn -B verify` runs it with 200 transactions (about 370 changes); this
 # script runs it alone, with more if asked. Figures print as lines starting with "DEBEZIUM" (phase times, and how

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault tests of issues 5 and 12, short and long (docs/faults.md): every *FaultTest (with the fault-long ones,
+# The fault tests, short and long (docs/faults.md): every *FaultTest (with the fault-long ones,
 # about 4 minutes more than mvn verify; SlowClientsFaultTest holds 500 slow connections for 70 s) and the
 # process-level *FaultIT against the shaded jar.
 #   bench/faults.sh                         # all of them

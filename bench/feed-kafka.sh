@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The change feed into a real Kafka broker, the full scenario (README "The change feed", BENCHMARKS.md):
+# The change feed into a real Kafka broker, the full fault scenario (docs/change-feed.md, BENCHMARKS.md):
 # 60 s of sandbox trading under heavy faults, the publishing jar killed with kill -9 and restarted, the broker down
 # for 20 s; then every account's changes are read back from the topic and checked. `mvn -B verify` runs the same test
 # shorter (20 s, broker down 8 s). Figures print as lines starting with "FEED" in src/runtime/target/failsafe-reports.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The change feed's publisher into a real Kafka broker (BENCHMARKS.md, "The change feed"):
+# The change feed's publisher into a real Kafka broker (BENCHMARKS.md, "The change feed into Kafka"):
 # src/runtime/src/test/java/dev/metakit/inbox/bench/FeedKafkaBench.java. Options go to its main:
 #   bench/feed-throughput.sh --changes 20000 --accounts 100 --concurrency 4     # a backlog: changes/s, order on the topic
 #   bench/feed-throughput.sh --changes 1000000 --accounts 100                   # the 1,000,000-change catch-up

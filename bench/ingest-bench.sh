@@ -3,16 +3,16 @@
 # on one local PostgreSQL 15 (fsync and synchronous_commit on), alternating rounds, medians. See BENCHMARKS.md.
 #
 #   bench/ingest-bench.sh                       # 3 rounds x {16, 64} connections x {pgbench, ours, express}
-#   ROUNDS=5 DURATION=20 bench/ingest-bench.sh  # the issue's method (5 rounds of 20 s)
-#   SYSTEMS="pgbench ours ours-base stock-camel" BASE_JAR=... bench/ingest-bench.sh  # issue 16's sitting
+#   ROUNDS=5 DURATION=20 bench/ingest-bench.sh  # more rounds, longer windows
+#   SYSTEMS="pgbench ours ours-base stock-camel" BASE_JAR=... bench/ingest-bench.sh  # a build beside an earlier one and stock Camel
 #
 # Knobs (environment): ROUNDS (3), DURATION seconds measured per run (15), WARMUP seconds before it (30: the JIT; at
-# 13-21 s after start C2's compiler threads still took half of the JVM's CPU, BENCHMARKS.md "Issue 24, sitting 2"),
+# 13-21 s after start C2's compiler threads still took half of the JVM's CPU, BENCHMARKS.md "Ingest throughput"),
 # CONNS ("16 64"), SYSTEMS ("pgbench ours express"), BENCH_DIR (/tmp/metakit-inbox-bench: PostgreSQL data, logs,
 # results), BENCH_PGPORT (55439), OURS_HTTP_PORT (18480), OURS_MGMT_PORT (18481), EXPRESS_PORT (18482),
 # OURS_JAVA_OPTS (JVM options for our consumer), METAKIT_INBOX_WRITERS / METAKIT_INBOX_MAX_BATCH /
 # METAKIT_DATABASE_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections), BASE_JAR (the jar
-# of an earlier commit, run as the system "ours-base" when SYSTEMS names it: a before/after in one sitting),
+# of an earlier commit, run as the system "ours-base" when SYSTEMS names it: a before/after in one run),
 # STOCK_PORT (18483: the stock-Camel baseline of bench/stock-camel/, the system "stock-camel", built on demand),
 # STOCK_JAVA_OPTS (its JVM options).
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PostgreSQL's cost per inbox row (issue 16): rows/s and PostgreSQL CPU (core-us per row: utime+stime of the
+# PostgreSQL's cost per inbox row (BENCHMARKS.md): rows/s and PostgreSQL CPU (core-us per row: utime+stime of the
 # postmaster and its children from /proc) for pgbench scripts that insert our inbox row, on the bench PostgreSQL of
 # bench/ingest-bench.sh (fsync and synchronous_commit on).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak (issue 22; BENCHMARKS.md "Soak"): the runnable jar, at its default settings on an embedded PostgreSQL of its
+# Soak (BENCHMARKS.md "Soak"): the runnable jar, at its default settings on an embedded PostgreSQL of its
 # own, under steady signed traffic from the MetaKit sandbox in a JVM of its own (SandboxCli run: trades, deliveries
 # with the sandbox's faults, the REST API the consumer reconciles against), for a set time. It reports, at the start
 # (after a warm-up) and at the end, the consumer's heap after a full GC (jcmd GC.run, then GC.heap_info), its RSS,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The race that a dedupe table beside an inbox table has, and a single insert has not (issue 16).
+# The race that a dedupe table beside an inbox table has, and a single insert has not (BENCHMARKS.md).
 #
 # The stock-Camel baseline (bench/stock-camel/) marks a delivery as seen in camel-sql's JdbcMessageIdRepository (one
 # transaction) and then inserts its inbox row with sql: (a second one). This script sends unique signed deliveries

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Worker and reconcile benchmarks (issue 5, "Worker and reconcile throughput"); figures in BENCHMARKS.md (section "Worker and reconcile throughput").
+# Worker and reconcile benchmarks; figures in BENCHMARKS.md (section "Worker and reconcile throughput").
 #
 #   bench/worker-bench.sh drain       # 100k inbox rows over 1,000 accounts, API latency 20 ms: rows/s, API calls/row
 #   bench/worker-bench.sh reconcile   # full reconcile of 10,000 accounts, API latency 20 ms: wall time vs the bound

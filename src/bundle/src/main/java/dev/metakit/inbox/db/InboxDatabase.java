@@ -106,7 +106,7 @@ public class InboxDatabase extends ContextBean implements DataSource {
 
     /**
      * The bundle's connection settings, each unless the URL sets it ({@code ...?socketTimeout=60}): the URL is the
-     * user's, so its values win (README, "Managed PostgreSQL").
+     * user's, so its values win (docs/deployment.md, "Managed PostgreSQL").
      */
     static void applyConnectionDefaults(org.postgresql.ds.PGSimpleDataSource server, String jdbcUrl) {
         java.util.Properties given = jdbcUrl == null ? new java.util.Properties()

@@ -72,7 +72,7 @@ public class ChangePublisher extends ContextBean {
     protected void begin() {
         if (!inProcess) {
             LOG.info("Feed: the in-process publisher is off (metakit.feed.publisher=external): position_changes is"
-                    + " published by what reads it from the WAL (README \"Past one publisher: Debezium\")");
+                    + " published by what reads it from the WAL (docs/change-feed.md, \"Past one publisher: Debezium\")");
         }
     }
 

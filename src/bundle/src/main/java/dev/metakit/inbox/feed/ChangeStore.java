@@ -64,7 +64,7 @@ public final class ChangeStore {
      * Appends {@code change} to its account's feed with the account's next seq, in {@code c}'s transaction (the
      * reconcile's: the change commits with the positions row it describes); its change id, seq and reconcile time
      * are the table's. {@code profit} goes to {@code close_profit}. The row carries its published JSON in
-     * {@code payload}: what Debezium's outbox event router publishes (README "Past one publisher: Debezium").
+     * {@code payload}: what Debezium's outbox event router publishes (docs/change-feed.md, "Past one publisher: Debezium").
      */
     public static void append(Connection c, FeedChange change) throws SQLException {
         FeedChange stored = numbered(c, change);

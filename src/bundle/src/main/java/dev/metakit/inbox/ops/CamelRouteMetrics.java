@@ -10,7 +10,7 @@ import org.apache.camel.spi.RoutePolicy;
  * Camel's own route meters ({@code camel_exchanges_*}, {@code camel_route_policy_seconds}, tagged {@code routeId}),
  * which stock Camel dashboards read, for every route except those that answer an HTTP request: the webhook's ack
  * path is measured by the bundle's own meters ({@code metakit_webhook_*}, counted from finished exchanges), because
- * per-exchange meter work there costs throughput (BENCHMARKS.md, "Where the time goes"). The routes are told by
+ * per-exchange meter work there costs throughput (BENCHMARKS.md, history, 2026-12-02). The routes are told by
  * their consumer, not their id, so an integrator who renames the ingest route keeps it off the ack path's meters.
  * <p>
  * camel-main's own switch ({@code camel.metrics.enable-route-policy}) times every route or none, so it stays off and

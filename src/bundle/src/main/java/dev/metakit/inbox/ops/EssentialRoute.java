@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
  * them a delivery could be stored and never processed, a lost delivery never repaired, or a change never published.
  * The Java routes' ids are their builders' constants; the route files' ids are spelled here and in their file, the
  * only place in Java that names them. The ingest route is also known by its consumer, the webhook's path, because
- * integrators may rename it (README).
+ * integrators may rename it (docs/routes.md).
  * <p>
  * Not here: the retention and metrics-refresh routes (housekeeping and meters, no guarantee rests on them).
  */

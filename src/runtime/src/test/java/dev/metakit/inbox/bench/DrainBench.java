@@ -22,7 +22,7 @@ import java.util.TreeMap;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Drain benchmark (issue 5, "Worker and reconcile throughput"; not a test: run by {@code bench/worker-bench.sh drain},
+ * Drain benchmark (BENCHMARKS.md, "Worker and reconcile throughput"; not a test: run by {@code bench/worker-bench.sh drain},
  * never by {@code mvn verify}).
  *
  * <p>The real bundle ({@link RunningInbox}: camel-main, application.properties, routes/) on the test database (embedded

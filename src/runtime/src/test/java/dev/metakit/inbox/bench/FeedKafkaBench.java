@@ -43,7 +43,7 @@ import java.util.stream.IntStream;
 
 /**
  * The feed's publisher into a real Kafka broker (KafkaBroker: KRaft, its own JVM) through camel-kafka with its
- * defaults (acks=all, idempotent producer, 5 requests in flight), keyed by account as the README's Kafka recipe says,
+ * defaults (acks=all, idempotent producer, 5 requests in flight), keyed by account as docs/change-feed.md's Kafka recipe says,
  * on a pooled DataSource (HikariCP, as the bundle's), polled every 250 ms as the feed's route polls it.
  *
  * <ul>

@@ -14,7 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Full reconcile benchmark (issue 5, "Worker and reconcile throughput"; not a test: run by
+ * Full reconcile benchmark (BENCHMARKS.md, "Worker and reconcile throughput"; not a test: run by
  * {@code bench/worker-bench.sh reconcile}, never by {@code mvn verify}).
  *
  * <p>The real bundle ({@link RunningInbox}) on the test database, pointed at the sandbox's REST API ({@link BenchApi}:

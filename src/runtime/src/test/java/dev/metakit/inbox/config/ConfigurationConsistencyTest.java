@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -20,18 +21,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * application.properties, README's configuration table and the code name every setting the same way: each key is
- * read from the variable Camel derives from it, a few also from one alias ({@link EnvironmentNames}), and no file
- * speaks of a variable that is neither.
+ * application.properties, the settings table of docs/configuration.md and the code name every setting the same way:
+ * each key is read from the variable Camel derives from it, a few also from one alias ({@link EnvironmentNames}), the
+ * table gives each key's default as application.properties has it, and no file speaks of a variable that is neither.
  */
 class ConfigurationConsistencyTest {
     private static final Path PROJECT = Path.of(System.getProperty("user.dir"));
     /** {@code {{env:DERIVED:default}}} or {@code {{env:DERIVED:{{env:ALIAS:default}}}}}. */
     private static final Pattern ENV_PLACEHOLDER =
             Pattern.compile("\\{\\{env:([A-Z0-9_]+):(?:\\{\\{env:([A-Z0-9_]+):)?.*");
-    /** A row of README's table: {@code | `key` | `VARIABLE`[, alias `ALIAS`] | meaning | default |}. */
-    private static final Pattern README_ROW =
-            Pattern.compile("^\\| `([a-z][a-z0-9.-]*)` \\| `([A-Z0-9_]+)`(?:, alias `([A-Z0-9_]+)`)? \\|.*");
+    /** The page that lists every setting. */
+    private static final String SETTINGS_PAGE = "docs/configuration.md";
+    /** A row of its table: {@code | `key` | `VARIABLE`[, alias `ALIAS`] | meaning | default |}. */
+    private static final Pattern SETTINGS_ROW =
+            Pattern.compile("^\\| `([a-z][a-z0-9.-]*)` \\| `([A-Z0-9_]+)`(?:, alias `([A-Z0-9_]+)`)? \\|.*\\| ([^|]+) \\|$");
+    /** How the table says that application.properties gives a key no value, and what that means instead. */
+    private static final Set<String> NO_VALUE_WORDS = Set.of("unset", "empty", "required, except in the dev run",
+            "embedded PostgreSQL", "from the URL", "the host name");
     /** Variables that are not keys, and why. */
     private static final Map<String, String> NOT_KEYS = Map.of(
             "METAKIT_LOG_FORMAT", "read by log4j2.properties when the JVM starts, before any configuration",
@@ -58,18 +64,21 @@ class ConfigurationConsistencyTest {
         return variables;
     }
 
-    private static Map<String, String[]> readmeVariables() throws IOException {
-        String readme = Files.readString(PROJECT.resolve("README.md"));
-        int start = readme.indexOf("\n## Configuration\n");
-        String section = readme.substring(start, readme.indexOf("\n## ", start + 1));
-        Map<String, String[]> variables = new TreeMap<>();
-        section.lines().map(README_ROW::matcher).filter(Matcher::matches)
-                .forEach(m -> variables.put(m.group(1), new String[] {m.group(2), m.group(3)}));
+    /** key → [derived variable, alias or null, default as written], from the settings table. */
+    private static Map<String, String[]> documentedSettings() throws IOException {
+        String page = Files.readString(PROJECT.resolve(SETTINGS_PAGE));
+        int start = page.indexOf("\n## Settings\n");
+        assertThat(start).as(SETTINGS_PAGE + " has a section \"Settings\"").isPositive();
+        int end = page.indexOf("\n## ", start + 1);
+        String section = page.substring(start, end < 0 ? page.length() : end);
+        Map<String, String[]> settings = new TreeMap<>();
+        section.lines().map(SETTINGS_ROW::matcher).filter(Matcher::matches)
+                .forEach(m -> settings.put(m.group(1), new String[] {m.group(2), m.group(3), m.group(4).trim()}));
         // one table: a blank line inside it would end it, leaving the rows after it as stray text
         String table = section.substring(section.indexOf("\n| key |") + 1);
         assertThat(table.lines().skip(1).takeWhile(l -> l.startsWith("|")).count() - 1)
-                .as("rows of the one configuration table").isEqualTo(variables.size());
-        return variables;
+                .as("rows of the one settings table").isEqualTo(settings.size());
+        return settings;
     }
 
     @Test
@@ -86,11 +95,27 @@ class ConfigurationConsistencyTest {
     }
 
     @Test
-    void readmesTableListsEveryKeyWithTheSameVariablesAsApplicationProperties() throws Exception {
+    void theSettingsTableListsEveryKeyWithTheSameVariablesAsApplicationProperties() throws Exception {
         Map<String, String[]> properties = propertiesVariables();
-        Map<String, String[]> readme = readmeVariables();
-        assertThat(readme.keySet()).as("keys in README's table").isEqualTo(properties.keySet());
-        properties.forEach((key, names) -> assertThat(readme.get(key)).as(key).containsExactly(names));
+        Map<String, String[]> documented = documentedSettings();
+        assertThat(documented.keySet()).as("keys in " + SETTINGS_PAGE).isEqualTo(properties.keySet());
+        properties.forEach((key, names) ->
+                assertThat(Arrays.copyOf(documented.get(key), 2)).as(key).containsExactly(names));
+    }
+
+    @Test
+    void theSettingsTableGivesEachKeyTheDefaultApplicationPropertiesHas() throws Exception {
+        Map<String, String> defaults = environmentDefaults();
+        Map<String, String> differing = new TreeMap<>();
+        documentedSettings().forEach((key, row) -> {
+            String written = row[2].replace("`", "");
+            String shipped = defaults.get(key);
+            boolean agrees = shipped == null || shipped.isEmpty() ? NO_VALUE_WORDS.contains(written) : shipped.equals(written);
+            if (!agrees) {
+                differing.put(key, "application.properties '" + shipped + "', " + SETTINGS_PAGE + " '" + row[2] + "'");
+            }
+        });
+        assertThat(differing).as("an empty default is written as one of " + NO_VALUE_WORDS).isEmpty();
     }
 
     @Test
@@ -164,6 +189,19 @@ class ConfigurationConsistencyTest {
         assertThat(differing).as("standalone default / the Quarkus example's").isEmpty();
         assertThat(quarkus.stringPropertyNames()).as("keys the standalone run does not have")
                 .isSubsetOf(defaults.keySet());
+    }
+
+    /** key → its default in application.properties, for every key read from the environment. */
+    private static Map<String, String> environmentDefaults() throws IOException {
+        Pattern withDefault = Pattern.compile("\\{\\{env:[A-Z0-9_]+:(?:\\{\\{env:[A-Z0-9_]+:)?([^}]*)}}(?:}})?");
+        Map<String, String> defaults = new TreeMap<>();
+        Properties shipped = new Properties();
+        shipped.load(new StringReader(Files.readString(ShippedProperties.file())));
+        for (String key : propertiesVariables().keySet()) {
+            Matcher m = withDefault.matcher(shipped.getProperty(key).trim());
+            defaults.put(key, m.matches() ? m.group(1) : null);
+        }
+        return defaults;
     }
 
     /** metakit.* key → its default in application.properties (the value after its environment placeholders). */

@@ -52,7 +52,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * README's Debezium recipe, for real: a PostgreSQL started with the recipe's {@code conf} lines, its {@code sql} run
+ * The Debezium recipe of docs/change-feed.md, for real: a PostgreSQL started with the recipe's {@code conf} lines, its {@code sql} run
  * as it stands, a Kafka broker, and a Kafka Connect worker running Debezium 3.6.1's PostgreSQL connector with the
  * recipe's {@code properties} (only the address keys pointed at this test's server). Changes are written as the
  * reconcile writes them ({@link ChangeStore#append} in a transaction of its own, several per transaction at times),
@@ -66,7 +66,7 @@ import static org.awaitility.Awaitility.await;
  * artifacts; Debezium is on no classpath of the bundle's. The worker's offsets are a file in the test's temp folder.
  */
 class DebeziumOutboxIT {
-    private static final String RECIPE_HEADING = "\n### Past one publisher: Debezium\n";
+    private static final String RECIPE_HEADING = "\n## Past one publisher: Debezium\n";
     private static final int ACCOUNTS = 12;
     /** 200 in {@code mvn verify}; bench/debezium-outbox.sh sets more ({@code metakit.debezium.it.transactions}) */
     private static final int TRANSACTIONS = Integer.getInteger("metakit.debezium.it.transactions", 200);
@@ -101,7 +101,7 @@ class DebeziumOutboxIT {
     void debeziumsOutboxRouterPublishesEveryAccountsChangesInOrderKeyedByAccountWithTheInProcessJson()
             throws Exception {
         long began = System.nanoTime();
-        String recipe = readmeRecipe();
+        String recipe = debeziumRecipe();
         // the broker starts in its own JVM meanwhile
         brokerStarting = CompletableFuture.supplyAsync(() -> {
             try {
@@ -329,12 +329,13 @@ class DebeziumOutboxIT {
         }
     }
 
-    /** README's Debezium section. */
-    private static String readmeRecipe() throws Exception {
-        String readme = Files.readString(RunningInbox.basedir().resolve("README.md"));
-        int start = readme.indexOf(RECIPE_HEADING);
-        assertThat(start).as("README has the Debezium recipe").isPositive();
-        return readme.substring(start, readme.indexOf("\n## ", start + 1));
+    /** The Debezium section of docs/change-feed.md. */
+    private static String debeziumRecipe() throws Exception {
+        String page = Files.readString(RunningInbox.basedir().resolve("docs/change-feed.md"));
+        int start = page.indexOf(RECIPE_HEADING);
+        assertThat(start).as("docs/change-feed.md has the Debezium recipe").isPositive();
+        int end = page.indexOf("\n## ", start + 1);
+        return page.substring(start, end < 0 ? page.length() : end);
     }
 
     /** The one fenced block of the given language in the recipe. */

@@ -35,8 +35,8 @@ import static org.awaitility.Awaitility.await;
  * Three instances of the shaded jar on one PostgreSQL behind one address (a round-robin TCP proxy), under signed
  * traffic from several clients with duplicates racing on different instances, and a kill -9 of one instance mid-traffic
  * (the one that ran the last periodic reconcile, while it holds claimed rows). {@link ScaleOutTest} covers two
- * in-process instances without a kill; this is the deployment shape of the README's "Deployment shape for more
- * instances", as processes.
+ * in-process instances without a kill; this is the deployment shape of docs/deployment.md's "Deployment shape for
+ * more instances", as processes.
  */
 class ThreeInstancesBehindProxyIT {
     private static final int ACCOUNTS = 10;

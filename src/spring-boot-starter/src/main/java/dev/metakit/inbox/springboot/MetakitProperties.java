@@ -264,7 +264,7 @@ public class MetakitProperties {
         private Duration retention = Duration.ofDays(7);
         /**
          * Who publishes the feed: {@code in-process} (the bundle's publisher, to the outlet route) or {@code external}
-         * (off here: Debezium's outbox event router reads position_changes from the WAL; README "Past one publisher:
+         * (off here: Debezium's outbox event router reads position_changes from the WAL; docs/change-feed.md "Past one publisher:
          * Debezium").
          */
         private String publisher = "in-process";
@@ -291,7 +291,7 @@ public class MetakitProperties {
         public void setOutletEndpoint(String outletEndpoint) { this.outletEndpoint = outletEndpoint; }
     }
 
-    /** The routes the bundle's guarantees rest on (README "Essential routes"). */
+    /** The routes the bundle's guarantees rest on (docs/routes.md "Essential routes"). */
     public static class Routes {
         /**
          * Ids of essential routes this application replaces or leaves out on purpose, comma-separated. Any other one
