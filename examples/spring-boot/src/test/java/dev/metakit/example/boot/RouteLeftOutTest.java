@@ -22,7 +22,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * A host that leaves one of the bundle's route files out (here the periodic full reconcile, by listing the others in
  * metakit.route-files) is told so at startup: readiness DOWN with a detail naming the missing route, never a
- * silently partial bundle. Issue 20, section 3: the bundle's completeness check is written on another branch.
+ * silently partial bundle.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 // the host (and the bundle in it) stops when the class ends, before its database: the database stops with the JVM

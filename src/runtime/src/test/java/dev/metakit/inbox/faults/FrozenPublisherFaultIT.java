@@ -39,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 22: a frozen instance must not hold the feed hostage. Two instances of the shaded jar on one PostgreSQL, every
+ * A frozen instance must not hold the feed hostage. Two instances of the shaded jar on one PostgreSQL, every
  * setting at its default, the feed on with its outlet pointed at the test's HTTP endpoint (the one line an integrator
  * edits in {@code changes.camel.yaml}: each instance its own path, so every arrival says who sent it). The MetaKit
  * double's positions change all the time (a stop loss moved every 100 ms per account) and signed

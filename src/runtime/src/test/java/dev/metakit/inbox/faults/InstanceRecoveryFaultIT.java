@@ -37,7 +37,7 @@ import static org.awaitility.Awaitility.await;
  * (the 120 s lease included: none of these recoveries may wait for it). Each instance has its own
  * {@code METAKIT_INSTANCE_ID}, its database connections carry that name ({@code application_name}, which
  * {@link InboxAudit} records with every claim and every outcome), and its own address of the MetaKit double, which
- * holds its answers while the test wants the instance's claims in flight. Issue 11's bound: 10 s.
+ * holds its answers while the test wants the instance's claims in flight. The bound: 10 s.
  */
 class InstanceRecoveryFaultIT {
     private static final int ACCOUNTS = 10;

@@ -53,7 +53,7 @@ import static org.awaitility.Awaitility.await;
  * table, which equals the sandbox's truth.
  *
  * <p>{@code mvn verify} runs a short version (20 s of trading, broker down 8 s); {@code bench/feed-kafka.sh} runs the
- * issue's full one (60 s, broker down 20 s) through the system properties {@code metakit.feed.it.seconds} and
+ * full one (60 s, broker down 20 s) through the system properties {@code metakit.feed.it.seconds} and
  * {@code metakit.feed.it.broker-down-seconds}.
  */
 class ChangeFeedKafkaIT {

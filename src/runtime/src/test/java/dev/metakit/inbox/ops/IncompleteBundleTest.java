@@ -39,7 +39,7 @@ class IncompleteBundleTest {
     @Test
     void withoutTheBundlesRouteBuilderTheBundleIsNotReadySaysHowToRegisterItAndStoresNothing() throws Exception {
         try (LogCapture errors = LogCapture.atOrAbove(Level.ERROR);
-             // the host: the route files loaded, the bundle's Java routes never registered
+             // a host that loaded the route files but never registered the bundle's Java routes
              RunningInbox inbox = RunningInbox.startUnready(Map.of(
                      "camel.main.routes-builder-classes", RunningInbox.NoJavaRoutes.class.getName(),
                      // the periodic reconcile fires at startup into direct:full-reconcile, which has no consumer

@@ -67,7 +67,7 @@ class RoutesOnAPlainCamelContextTest {
     }
 
     /**
-     * A host that loads the route files and forgets the bundle's RouteBuilder (as the issue's Boot host did): the
+     * A host that loads the route files and forgets the bundle's RouteBuilder: the
      * bundle itself says so, with no host code.
      */
     @Test

@@ -40,7 +40,7 @@ import static org.awaitility.Awaitility.await;
  */
 class ThreeInstancesBehindProxyIT {
     private static final int ACCOUNTS = 10;
-    /** issue 11: a dead instance's claimed rows are the survivors' within 10 s (with the default 120 s lease) */
+    /** a dead instance's claimed rows are the survivors' within 10 s (with the default 120 s lease) */
     private static final Duration TAKEOVER = Duration.ofSeconds(10);
     private static final Duration INTERVAL = Duration.ofSeconds(3);
     /** every 10th delivery is also sent to all three instances directly, at the same moment */
