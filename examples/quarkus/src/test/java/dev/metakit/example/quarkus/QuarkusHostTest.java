@@ -41,8 +41,11 @@ class QuarkusHostTest {
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         assertThat(answer.body()).isEqualTo("stored");
 
-        // the bundle's tables are in the application's database, reached through the application's pool
-        DataSource inbox = applicationDataSource;
+        // the bundle's tables are in the application's database: with no metakit.database.url it would otherwise run an
+        // embedded PostgreSQL of its own
+        assertThat(count(applicationDataSource,
+                "select count(*) from information_schema.tables where table_name = 'webhook_inbox'")).isOne();
+        DataSource inbox = camelContext.getRegistry().lookupByNameAndType("inboxDataSource", DataSource.class);
         assertThat(count(inbox, "select count(*) from webhook_inbox")).isOne();
         BundleUnderTest.sandbox.start();
         await().atMost(Duration.ofSeconds(60)).until(BundleUnderTest.sandbox::trafficDone);
