@@ -23,11 +23,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * The Quarkus host with one of the bundle's route files left out (reconcile.camel.yaml, the periodic full reconcile:
  * the application lists the others in metakit.route-files, the extension's list of the bundle's route files) is told
- * so at startup: readiness DOWN naming
- * the route, one ERROR line saying which and how to load it, and a signed delivery answered 503 with nothing stored,
- * never {@code 200 stored} on top of a bundle that would not repair what webhooks drop. The application is booted a
- * second time for this (a test profile), on the same embedded PostgreSQL and sandbox settings as
- * {@link QuarkusHostTest}.
+ * so at startup: readiness DOWN naming the route, one ERROR line saying which and how to load it, and a signed delivery
+ * answered 503 with nothing stored, never {@code 200 stored} on top of a bundle that would not repair what webhooks
+ * drop. The application is booted a second time for this (a test profile), on the same embedded PostgreSQL and sandbox
+ * settings as {@link QuarkusHostTest}.
  */
 @QuarkusTest
 @TestProfile(RouteLeftOutTest.WithoutThePeriodicReconcile.class)
