@@ -11,7 +11,10 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.util.Map;
 
-/** A real PostgreSQL (embedded) and the bundle's MetaKit sandbox, and the host's settings that point at them. */
+/**
+ * A real PostgreSQL (embedded) as the application's datasource and the bundle's MetaKit sandbox, and the host's settings
+ * that point at them.
+ */
 public class BundleUnderTest implements QuarkusTestResourceLifecycleManager {
     static final String SECRET = "whsec_quarkus_host_test";
     static final int PORT = freePort();
@@ -37,8 +40,8 @@ public class BundleUnderTest implements QuarkusTestResourceLifecycleManager {
                 "quarkus.http.test-port", String.valueOf(PORT),
                 "quarkus.http.host", "127.0.0.1",
                 "metakit.webhook.secret", SECRET,
-                "metakit.database.url", postgres.getJdbcUrl("postgres", "postgres"),
-                "metakit.database.user", "postgres",
+                "quarkus.datasource.jdbc.url", postgres.getJdbcUrl("postgres", "postgres"),
+                "quarkus.datasource.username", "postgres",
                 "metakit.api.url", sandbox.apiBaseUrl().toString(),
                 "metakit.api.key", sandbox.apiKey(),
                 "metakit.accounts", "1,2");

@@ -17,15 +17,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The Quarkus host (Camel Quarkus, JVM mode) with the bundle in it: its route files and Java routes registered, a
- * signed delivery stored on Quarkus's own HTTP server, the sandbox's traffic processed and reconciled, and the bundle's
- * health checks in Quarkus's readiness.
+ * The Quarkus host (Camel Quarkus, JVM mode) with the bundle's extension and nothing else of the bundle's: its route
+ * files and Java routes registered, a signed delivery stored on Quarkus's own HTTP server in the application's own
+ * datasource, the sandbox's traffic processed and reconciled, the bundle's health checks in Quarkus's readiness and its
+ * meters on Quarkus's Prometheus endpoint.
  */
 @QuarkusTest
 @QuarkusTestResource(BundleUnderTest.class)
 class QuarkusHostTest {
     @Inject
     CamelContext camelContext;
+
+    /** the application's default datasource (quarkus.datasource.*), Agroal's */
+    @Inject
+    DataSource applicationDataSource;
 
     @Test
     void theBundleRunsOnQuarkusStoresADeliveryAndProcessesTheSandboxsTraffic() throws Exception {
@@ -36,7 +41,12 @@ class QuarkusHostTest {
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         assertThat(answer.body()).isEqualTo("stored");
 
+        // the bundle's tables are in the application's database: with no metakit.database.url it would otherwise run an
+        // embedded PostgreSQL of its own
+        assertThat(count(applicationDataSource,
+                "select count(*) from information_schema.tables where table_name = 'webhook_inbox'")).isOne();
         DataSource inbox = camelContext.getRegistry().lookupByNameAndType("inboxDataSource", DataSource.class);
+        assertThat(count(inbox, "select count(*) from webhook_inbox")).isOne();
         BundleUnderTest.sandbox.start();
         await().atMost(Duration.ofSeconds(60)).until(BundleUnderTest.sandbox::trafficDone);
         assertThat(BundleUnderTest.sandbox.quiesce(Duration.ofSeconds(30))).isTrue();
@@ -47,10 +57,18 @@ class QuarkusHostTest {
         assertThat(count(inbox, "select count(*) from webhook_inbox")).isGreaterThan(1);
         assertThat(count(inbox, "select count(*) from webhook_inbox where failed_at is not null")).isZero();
 
-        // Camel's health checks in Quarkus's readiness, the bundle's own among them
+        // Camel's health checks in Quarkus's readiness, the bundle's own among them (docs/quarkus.md: a healthy start)
         HttpResponse<String> ready = HostHttp.get("/q/health/ready");
         assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
-        assertThat(ready.body()).contains("essential-routes").contains("inbox-database");
+        assertThat(ready.body()).contains("\"essential-routes\"", "\"inbox-database\"", "\"metakit-api-key\"",
+                "\"camel-routes\"", "\"camel-consumers\"", "\"route-controller\"", "\"context\"")
+                .doesNotContain("Database connections health check"); // turned off in application.properties
+
+        // the bundle's meters and Camel's route meters on Quarkus's registry; the ack path has none of the latter
+        HttpResponse<String> metrics = HostHttp.get("/q/metrics");
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body()).contains("metakit_inbox_rows_processed_total").contains("metakit_inbox_backlog")
+                .contains("routeId=\"metakit-worker-drain\"").doesNotContain("routeId=\"metakit-ingest\"");
     }
 
     private static long count(DataSource ds, String sql) throws Exception {

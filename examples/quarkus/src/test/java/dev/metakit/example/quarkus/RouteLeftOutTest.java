@@ -22,11 +22,11 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The Quarkus host with one of the bundle's route files left out (reconcile.camel.yaml, the periodic full reconcile:
- * the application lists the others in camel.main.routes-include-pattern) is told so at startup: readiness DOWN naming
- * the route, one ERROR line saying which and how to load it, and a signed delivery answered 503 with nothing stored,
- * never {@code 200 stored} on top of a bundle that would not repair what webhooks drop. The application is booted a
- * second time for this (a test profile), on the same embedded PostgreSQL and sandbox settings as
- * {@link QuarkusHostTest}.
+ * the application lists the others in metakit.route-files, the extension's list of the bundle's route files) is told
+ * so at startup: readiness DOWN naming the route, one ERROR line saying which and how to load it, and a signed delivery
+ * answered 503 with nothing stored, never {@code 200 stored} on top of a bundle that would not repair what webhooks
+ * drop. The application is booted a second time for this (a test profile), on the same embedded PostgreSQL and sandbox
+ * settings as {@link QuarkusHostTest}.
  */
 @QuarkusTest
 @TestProfile(RouteLeftOutTest.WithoutThePeriodicReconcile.class)
@@ -50,7 +50,8 @@ class RouteLeftOutTest {
                 .filter(line -> line.contains(" ERROR ") && line.contains("metakit-inbox is incomplete")).toList();
         assertThat(told).singleElement().asString()
                 .contains("missing: " + LEFT_OUT)
-                .contains("load routes/reconcile.camel.yaml (camel-main and Quarkus: camel.main.routes-include-pattern")
+                .contains("load routes/reconcile.camel.yaml (")
+                .contains("Quarkus with its extension: metakit.route-files")
                 .contains("METAKIT_ROUTES_REPLACED");
 
         HttpResponse<String> answer = HostHttp.postSigned("position.opened",
@@ -73,7 +74,7 @@ class RouteLeftOutTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             return Map.of(
-                    "camel.main.routes-include-pattern", String.join(",", "classpath:routes/beans.camel.yaml",
+                    "metakit.route-files", String.join(",", "classpath:routes/beans.camel.yaml",
                             "classpath:routes/ingest.camel.yaml", "classpath:routes/worker.camel.yaml",
                             "classpath:routes/metakit-api.camel.yaml", "classpath:routes/status.camel.yaml",
                             "classpath:routes/retention.camel.yaml", "classpath:routes/ops.camel.yaml",

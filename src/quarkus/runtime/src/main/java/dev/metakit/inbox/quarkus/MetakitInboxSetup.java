@@ -1,0 +1,45 @@
+package dev.metakit.inbox.quarkus;
+
+import dev.metakit.inbox.config.DurationMillisFunction;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Default;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import org.apache.camel.CamelContext;
+import org.apache.camel.quarkus.main.events.AfterConfigure;
+import org.apache.camel.quarkus.main.events.BeforeInitialize;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+import javax.sql.DataSource;
+
+/**
+ * The bundle in a Quarkus host's CamelContext, on Camel Quarkus's startup events: before anything reads a setting,
+ * the bundle's defaults, its {@code {{metakit-millis:...}}} properties function (Camel Quarkus does not discover it
+ * from the jar's service file as camel-main does) and the application's default datasource; once Camel Quarkus has
+ * configured the context, the bundle's route files.
+ */
+@Singleton
+public class MetakitInboxSetup {
+    static final String DEFAULT_ROUTE_FILES = "classpath:routes/*.camel.yaml";
+
+    @ConfigProperty(name = "metakit.route-files", defaultValue = DEFAULT_ROUTE_FILES)
+    String routeFiles;
+
+    @Inject
+    @Default
+    Instance<DataSource> defaultDataSource;
+
+    void beforeInitialize(@Observes BeforeInitialize event) {
+        CamelContext context = event.getCamelContext();
+        BundleDefaults.addTo(context.getPropertiesComponent());
+        DurationMillisFunction millis = new DurationMillisFunction();
+        millis.setCamelContext(context);
+        context.getPropertiesComponent().addPropertiesFunction(millis);
+        ApplicationDataSource.bind(context, defaultDataSource);
+    }
+
+    void afterConfigure(@Observes AfterConfigure event) {
+        BundleRouteFiles.load(event.getCamelContext(), routeFiles);
+    }
+}
