@@ -92,7 +92,7 @@ public final class Prometheus implements AutoCloseable {
                 """.formatted(SCRAPE_INTERVAL.toMillis() + "ms", JOB, metricsUri.getPath(), metricsUri.getHost(),
                 metricsUri.getPort()));
         int port = TestPorts.free();
-        Path log = RunningInbox.basedir().resolve("src/runtime/target/prometheus-" + port + ".log");
+        Path log = RunningInbox.basedir().resolve("target").resolve("prometheus-" + port + ".log");
         Files.createDirectories(log.getParent());
         Process process = new ProcessBuilder(binary.toString(),
                 "--config.file=" + home.resolve("prometheus.yml"),
