@@ -32,9 +32,16 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -222,6 +229,25 @@ class InboxHostApplicationTest {
         }
         assertThat(prometheus.body().lines().filter(l -> l.contains("routeId=\"metakit-ingest\"")).toList())
                 .as("no Camel meter times the ingest route").isEmpty();
+        // the shipped alert rules read the same names here as on the standalone run's /observe/metrics
+        assertThat(metricNames(prometheus.body())).containsAll(metricsTheRulesRead());
+    }
+
+    /** The bundle's metrics that ops/prometheus/metakit-inbox.rules.yml reads (not its recording rules' names). */
+    private static Set<String> metricsTheRulesRead() throws IOException {
+        String rules = Files.readString(Path.of("../../ops/prometheus/metakit-inbox.rules.yml"));
+        Matcher m = Pattern.compile("(?<![:\\w])metakit_\\w+").matcher(rules);
+        Set<String> names = new TreeSet<>();
+        while (m.find()) {
+            names.add(m.group());
+        }
+        assertThat(names).contains("metakit_webhook_unavailable_total", "metakit_readiness_up");
+        return names;
+    }
+
+    private static Set<String> metricNames(String exposition) {
+        return exposition.lines().filter(l -> !l.startsWith("#") && !l.isBlank())
+                .map(l -> l.split("[{ ]", 2)[0]).collect(Collectors.toCollection(TreeSet::new));
     }
 
     @Test

@@ -53,6 +53,8 @@ public class InboxDatabase extends ContextBean implements DataSource {
     private EmbeddedPostgreSQL embedded;
     private HikariDataSource pool;
     private ServerWaitingDataSource connector;
+    /** where the bundle's own pool puts its meters, once the metrics are bound ({@link #measurePoolOn}) */
+    private Object meterRegistry;
 
     private boolean usesHost() {
         return hostDataSourceBean != null && !hostDataSourceBean.isBlank();
@@ -98,6 +100,7 @@ public class InboxDatabase extends ContextBean implements DataSource {
         connector = new ServerWaitingDataSource(server, Duration.ofSeconds(30));
         config.setDataSource(connector);
         pool = new HikariDataSource(config);
+        measurePool();
         migrate(pool, settings.describe());
         active = pool;
         LOG.info("Database ready: {}", settings.embedded() ? "embedded PostgreSQL, data in " + embeddedDataDirectory
@@ -173,6 +176,22 @@ public class InboxDatabase extends ContextBean implements DataSource {
         }
         String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
         return message.lines().findFirst().orElse(message);
+    }
+
+    /**
+     * The bundle's own pool's meters ({@code hikaricp_connections_*}, tagged {@code pool="metakit-inbox"}) on
+     * {@code registry}, a Micrometer MeterRegistry, now and for a pool started later. A host's DataSource is the
+     * host's to measure (Spring Boot measures its pools itself).
+     */
+    public synchronized void measurePoolOn(Object registry) {
+        meterRegistry = registry;
+        measurePool();
+    }
+
+    private synchronized void measurePool() {
+        if (pool != null && meterRegistry != null && pool.getMetricRegistry() == null) {
+            pool.setMetricRegistry(meterRegistry);
+        }
     }
 
     /** Closes the pool and the embedded server it started; a host's DataSource is the host's to close. */

@@ -2,6 +2,7 @@ package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.db.InboxDatabase;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.metakit.MetaKitApi;
@@ -21,6 +22,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.component.micrometer.MicrometerComponent;
+import org.apache.camel.health.HealthCheck;
+import org.apache.camel.health.HealthCheckHelper;
 import org.apache.camel.support.service.ServiceHelper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +61,7 @@ public class InboxMetrics extends ContextBean {
     private volatile MeterRegistry registry;
     private volatile IngestMeters ingestMeters;
     private MultiGauge endpointStatus;
+    private MultiGauge readiness;
     private final Set<String> statusesSeen = new TreeSet<>(KNOWN_STATUSES);
 
     private volatile InboxAdmin.Backlog backlog = new InboxAdmin.Backlog(0, 0, Duration.ZERO);
@@ -158,6 +162,12 @@ public class InboxMetrics extends ContextBean {
                 .baseUnit("seconds").description("Age of the oldest unprocessed inbox row").register(r);
         Gauge.builder("metakit.inbox.metrics.stale", this, m -> m.refreshFailing ? 1 : 0)
                 .description("1 while the inbox gauges could not be refreshed (database unreachable)").register(r);
+        readiness = MultiGauge.builder("metakit.readiness.up")
+                .description("1 while the readiness check named by check is UP, 0 while it is not (refreshed every few seconds)")
+                .register(r);
+        if (dataSource instanceof InboxDatabase database) {
+            database.measurePoolOn(r);
+        }
         endpointStatus = MultiGauge.builder("metakit.webhook.endpoint.status")
                 .description("1 for the lastDeliveryStatus MetaKit last reported per webhook endpoint, 0 for the others")
                 .register(r);
@@ -194,6 +204,7 @@ public class InboxMetrics extends ContextBean {
         if (r == null) {
             return;
         }
+        refreshReadiness();
         try {
             backlog = new InboxAdmin(dataSource).backlog();
             if (feedLagMeasured()) {
@@ -220,6 +231,22 @@ public class InboxMetrics extends ContextBean {
             }
             refreshFailing = true;
         }
+    }
+
+    /**
+     * The readiness checks' states as gauges, so that an alert sees what {@code /observe/health/ready} (or a host's
+     * readiness probe holding Camel's checks) says, and which check is down. Each check is bounded (the database's
+     * answers within 800 ms), so this adds at most that to a refresh.
+     */
+    private void refreshReadiness() {
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        // "full": every check; the default level would list only those that are down
+        for (HealthCheck.Result result : HealthCheckHelper.invokeReadiness(getCamelContext(), "full")) {
+            HealthCheck check = result.getCheck();
+            String name = check.getGroup() == null ? check.getId() : check.getGroup() + "/" + check.getId();
+            rows.add(MultiGauge.Row.of(Tags.of("check", name), result.getState() == HealthCheck.State.UP ? 1 : 0));
+        }
+        readiness.register(rows, true);
     }
 
     void reconciled(String trigger, boolean ok, long millis) {
