@@ -48,8 +48,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The Spring Boot host with only the starter, against a real PostgreSQL (embedded, from Maven-shipped binaries) and
- * the bundle's MetaKit sandbox: the webhook on Boot's own port, the bundle on Boot's DataSource, its settings from
- * application.yaml and the environment, its health in Actuator and its meters on Actuator's Prometheus endpoint.
+ * the bundle's MetaKit sandbox: the webhook on Boot's own port, the bundle on Boot's database (a pool of its own), its
+ * settings from application.yaml and the environment, its health in Actuator and its meters on Actuator's Prometheus
+ * endpoint.
  * Everything else is the starter's defaults.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.DEFINED_PORT)

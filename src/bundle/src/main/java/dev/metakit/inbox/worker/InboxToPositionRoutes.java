@@ -61,6 +61,9 @@ public class InboxToPositionRoutes extends RouteBuilder {
         drainClaimsReconcilesEachAccountAndReportsBack();
         reconcileOneAccountAgainstMetaKit();
         reconcileEveryKnownAccount();
+        // stream caching off on these routes themselves, as on the route files' (streamCache: false): the bundle's
+        // needs never change a host's own routes, which keep the host's setting
+        getRouteCollection().getRoutes().forEach(route -> route.setStreamCache("false"));
     }
 
     private void doorbellWaitsForMoreThenDrains() {

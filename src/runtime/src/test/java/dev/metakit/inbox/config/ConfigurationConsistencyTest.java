@@ -38,6 +38,7 @@ class ConfigurationConsistencyTest {
     /** How the table says that application.properties gives a key no value, and what that means instead. */
     private static final Set<String> NO_VALUE_WORDS = Set.of("unset", "empty", "required, except in the dev run",
             "embedded PostgreSQL", "from the URL", "the host name");
+    private static final String STARTER_DEFAULTS = "src/spring-boot-starter/src/main/resources/metakit-defaults.properties";
     /** Variables that are not keys, and why. */
     private static final Map<String, String> NOT_KEYS = Map.of(
             "METAKIT_LOG_FORMAT", "read by log4j2.properties when the JVM starts, before any configuration",
@@ -94,9 +95,28 @@ class ConfigurationConsistencyTest {
         assertThat(aliases).isEqualTo(new TreeMap<>(EnvironmentNames.ALIASES));
     }
 
+    /**
+     * key → [derived variable, null] for the keys only a host platform reads (the Spring Boot starter's
+     * metakit.route-files): in the starter's defaults, not in application.properties; Boot's relaxed binding reads each
+     * from the same derived name.
+     */
+    private static Map<String, String[]> hostOnlyVariables() throws IOException {
+        Set<String> standalone = propertiesKeys();
+        Map<String, String[]> variables = new TreeMap<>();
+        for (String key : load(STARTER_DEFAULTS).stringPropertyNames()) {
+            if (key.startsWith("metakit.") && !standalone.contains(key)) {
+                variables.put(key, new String[] {EnvironmentNames.derived(key), null});
+            }
+        }
+        return variables;
+    }
+
     @Test
-    void theSettingsTableListsEveryKeyWithTheSameVariablesAsApplicationProperties() throws Exception {
+    void theSettingsTableListsEveryKeyWithTheSameVariablesAsApplicationPropertiesAndTheStartersOwn() throws Exception {
         Map<String, String[]> properties = propertiesVariables();
+        Map<String, String[]> hostOnly = hostOnlyVariables();
+        assertThat(hostOnly).as("keys only the Spring Boot starter reads").containsOnlyKeys("metakit.route-files");
+        properties.putAll(hostOnly);
         Map<String, String[]> documented = documentedSettings();
         assertThat(documented.keySet()).as("keys in " + SETTINGS_PAGE).isEqualTo(properties.keySet());
         properties.forEach((key, names) ->
@@ -106,6 +126,9 @@ class ConfigurationConsistencyTest {
     @Test
     void theSettingsTableGivesEachKeyTheDefaultApplicationPropertiesHas() throws Exception {
         Map<String, String> defaults = environmentDefaults();
+        // a key only the starter reads has the starter's default
+        Properties starter = load(STARTER_DEFAULTS);
+        hostOnlyVariables().keySet().forEach(key -> defaults.put(key, starter.getProperty(key)));
         Map<String, String> differing = new TreeMap<>();
         documentedSettings().forEach((key, row) -> {
             String written = row[2].replace("`", "");
@@ -162,7 +185,7 @@ class ConfigurationConsistencyTest {
 
     @Test
     void everyKeyTheRoutesUseHasADefaultInTheSpringBootStarterAndTheSameDefaultAsTheStandaloneRun() throws Exception {
-        Properties starter = load("src/spring-boot-starter/src/main/resources/metakit-defaults.properties");
+        Properties starter = load(STARTER_DEFAULTS);
         assertThat(starter.stringPropertyNames()).containsAll(usedKeys("routes").keySet());
         Map<String, String> differing = new TreeMap<>();
         shippedDefaults().forEach((key, value) -> {
@@ -170,8 +193,10 @@ class ConfigurationConsistencyTest {
                 differing.put(key, value + " / " + starter.getProperty(key));
             }
         });
-        // the settings a host platform changes (the starter's defaults file says why)
-        assertThat(differing).containsOnlyKeys("metakit.database.data-source-bean");
+        // the settings a host platform changes (the starter's defaults file says why): the bundle's own pool on the
+        // host's database (spring.datasource.*)
+        assertThat(differing).containsOnlyKeys("metakit.database.url", "metakit.database.user",
+                "metakit.database.password");
     }
 
     @Test
@@ -244,6 +269,7 @@ class ConfigurationConsistencyTest {
     @Test
     void everyVariableTheDocsTheRoutesAndTheCodeNameIsAKeysVariableOrAlias() throws Exception {
         Set<String> known = new TreeSet<>(NOT_KEYS.keySet());
+        hostOnlyVariables().values().forEach(names -> known.add(names[0]));
         propertiesVariables().values().forEach(names -> {
             known.add(names[0]);
             if (names[1] != null) {

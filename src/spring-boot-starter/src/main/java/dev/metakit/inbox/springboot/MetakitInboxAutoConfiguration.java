@@ -1,6 +1,7 @@
 package dev.metakit.inbox.springboot;
 
 import dev.metakit.inbox.worker.InboxToPositionRoutes;
+import org.apache.camel.CamelContext;
 import org.apache.camel.spring.boot.CamelAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -38,6 +39,16 @@ public class MetakitInboxAutoConfiguration {
     @ConditionalOnMissingBean(MetakitRouteFiles.class)
     public MetakitRouteFiles metakitRouteFiles(MetakitProperties properties) {
         return new MetakitRouteFiles(properties.getRouteFiles());
+    }
+
+    /**
+     * The bundle's own indicator in the host's health, {@code metakitInbox}: its bounded database check. The host's
+     * own indicators ({@code db}, ...) stay as Boot has them.
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "metakitInboxHealthIndicator")
+    public MetakitInboxHealthIndicator metakitInboxHealthIndicator(CamelContext camelContext) {
+        return new MetakitInboxHealthIndicator(camelContext);
     }
 
     /** The front door's rules on the embedded Tomcat: read and idle timeouts, a connection cap, the body limit. */

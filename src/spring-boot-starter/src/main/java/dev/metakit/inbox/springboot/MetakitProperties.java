@@ -85,19 +85,26 @@ public class MetakitProperties {
         public void setMaxPendingBodyBytes(long bytes) { this.maxPendingBodyBytes = bytes; }
     }
 
-    /** The inbox database: by default the host's own DataSource. */
+    /**
+     * The inbox database: by default a pool of the bundle's own on the host's database ({@code spring.datasource.url},
+     * {@code username}, {@code password}), so a burst of webhooks cannot take the connections the host's requests need,
+     * nor the reverse.
+     */
     public static class Database {
-        /** The host's DataSource the bundle uses, by bean name (Boot's spring.datasource is dataSource). */
-        private String dataSourceBean = "dataSource";
-        /** A JDBC URL of a database of the bundle's own, used only when data-source-bean is empty. */
+        /**
+         * A DataSource bean of the host the bundle uses instead of a pool of its own, by name ({@code dataSource} is
+         * Boot's spring.datasource pool, then shared with the host's requests). Empty: a pool of the bundle's own.
+         */
+        private String dataSourceBean = "";
+        /** The JDBC URL of the bundle's pool (default: spring.datasource.url, the host's database). */
         private String url = "";
-        /** The user of url. */
+        /** The user of url (default: spring.datasource.username). */
         private String user = "";
-        /** The password of url. Never logged. */
+        /** The password of url (default: spring.datasource.password). Never logged. */
         private String password = "";
         /** The embedded PostgreSQL's data directory (standalone run only). */
         private String embeddedDir = "data/postgres";
-        /** The pool size of the bundle's own pool (with url). */
+        /** The size of the bundle's own pool, besides the host's pool (Boot's default: 10). */
         private int poolSize = 16;
 
         public String getDataSourceBean() { return dataSourceBean; }

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.springboot;
 
 import org.apache.camel.CamelContext;
+import org.apache.camel.component.micrometer.routepolicy.MicrometerRoutePolicyFactory;
 import org.apache.camel.spi.Resource;
 import org.apache.camel.spi.RoutePolicyFactory;
 import org.apache.camel.spring.boot.CamelContextConfiguration;
@@ -52,7 +53,11 @@ public class MetakitRouteFiles implements CamelContextConfiguration {
         }
         LOG.info("metakit-inbox: loaded {} route files from {}", files.size(), locations);
         RoutePolicyFactory meters = context.getRegistry().lookupByNameAndType(ROUTE_METRICS_BEAN, RoutePolicyFactory.class);
-        if (meters != null && !context.getRoutePolicyFactories().contains(meters)) {
+        // a host that turned Camel Spring Boot's route timing on (camel.metrics.enable-route-policy) has every route
+        // timed already: a second factory would record each exchange twice on the same meters
+        boolean timedByTheHost = context.getRoutePolicyFactories().stream()
+                .anyMatch(factory -> factory instanceof MicrometerRoutePolicyFactory && factory != meters);
+        if (meters != null && !timedByTheHost && !context.getRoutePolicyFactories().contains(meters)) {
             context.addRoutePolicyFactory(meters);
         }
     }

@@ -1,0 +1,259 @@
+package dev.metakit.example.boot;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.metakit.inbox.sandbox.WebhookSender;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.builder.RouteBuilder;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.actuate.health.HealthContributorRegistry;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import javax.sql.DataSource;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The bundle as a good guest of a Spring Boot host, with the starter's defaults: the host's stream caching and its
+ * {@code db} health indicator stay as Boot and Camel Spring Boot leave them; the readiness details the host shows carry
+ * none of its secrets; and the bundle's pool of its own means neither the host's requests nor the webhooks can take
+ * the connections the other needs.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+// the host stops when the class ends, before its database (the embedded PostgreSQL stops with the JVM)
+@DirtiesContext
+class HostSettingsAndPoolTest {
+    private static final String SECRET = "whsec_never_shown_in_health";
+    private static final String API_KEY = "mk_api_key_never_shown_in_health";
+    /** the embedded PostgreSQL trusts local connections: any password connects, and none may be shown */
+    private static final String DATABASE_PASSWORD = "host_db_password_never_shown";
+    /** MetaKit gives up on a delivery after 5 s (docs/metakit-contract.md) */
+    private static final Duration METAKIT_TIMEOUT = Duration.ofSeconds(5);
+    private static final int WEBHOOK_CONNECTIONS = 64;
+    private static final EmbeddedPostgres POSTGRES = startPostgres();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final AtomicLong SEQUENCE = new AtomicLong();
+
+    @LocalServerPort
+    int port;
+    @Autowired
+    DataSource hostDataSource;
+    @Autowired
+    HealthContributorRegistry health;
+    @Autowired
+    ProducerTemplate camel;
+
+    @DynamicPropertySource
+    static void properties(DynamicPropertyRegistry registry) {
+        registry.add("spring.datasource.url", () -> POSTGRES.getJdbcUrl("postgres", "postgres"));
+        registry.add("spring.datasource.username", () -> "postgres");
+        registry.add("spring.datasource.password", () -> DATABASE_PASSWORD);
+        registry.add("metakit.webhook.secret", () -> SECRET);
+        // no MetaKit here: the deliveries below are of an event the worker stores and does not reconcile
+        registry.add("metakit.api.url", () -> "http://127.0.0.1:9/");
+        registry.add("metakit.api.key", () -> API_KEY);
+    }
+
+    /** A route of the host's own that reads its body twice, as stream caching (Camel Spring Boot's default) allows. */
+    @TestConfiguration
+    static class HostRoutes {
+        @Bean
+        RouteBuilder hostReadsItsBodyTwice() {
+            return new RouteBuilder() {
+                @Override
+                public void configure() {
+                    from("direct:host-read-twice").routeId("host-read-twice")
+                            .setProperty("first", bodyAs(String.class))
+                            .setBody(simple("${exchangeProperty.first}|${bodyAs(String)}"));
+                }
+            };
+        }
+    }
+
+    @Test
+    void aHostRouteReadsAStreamBodyTwiceAsStreamCachingAllows() {
+        String answer = camel.requestBody("direct:host-read-twice",
+                new ByteArrayInputStream("a host's body".getBytes(StandardCharsets.UTF_8)), String.class);
+        assertThat(answer).isEqualTo("a host's body|a host's body");
+    }
+
+    @Test
+    void theHostsDbIndicatorIsThereBesideTheBundlesOwnCheck() throws Exception {
+        assertThat(health.getContributor("db")).as("Boot's db indicator").isInstanceOf(HealthIndicator.class);
+        assertThat(((HealthIndicator) health.getContributor("db")).health().getStatus()).isEqualTo(Status.UP);
+        assertThat(health.getContributor("metakitInbox")).as("the bundle's indicator").isInstanceOf(HealthIndicator.class);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            assertThat(((HealthIndicator) health.getContributor("metakitInbox")).health().getStatus())
+                    .isEqualTo(Status.UP);
+            HttpResponse<String> readiness = get(HttpClient.newHttpClient(), "/actuator/health/readiness");
+            assertThat(readiness.statusCode()).as(readiness.body()).isEqualTo(200);
+            assertThat(JSON.readTree(readiness.body()).at("/components/camelHealth/status").asText()).isEqualTo("UP");
+        });
+    }
+
+    @Test
+    void theHealthAHostShowsByDefaultCarriesNoSecret() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        for (String path : List.of("/actuator/health", "/actuator/health/readiness", "/actuator/health/liveness")) {
+            HttpResponse<String> answer = get(http, path);
+            assertThat(answer.statusCode()).as(path).isIn(200, 503);
+            assertThat(answer.body()).as(path).doesNotContain(SECRET, API_KEY, DATABASE_PASSWORD);
+        }
+    }
+
+    @Test
+    void theHostsEndpointKeepsAnsweringWhileSixtyFourConnectionsPostWebhooks() throws Exception {
+        HttpClient webhooks = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        HttpClient host = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        get(host, DatabaseClockController.PATH); // the host's first request (Spring MVC's lazy start) is not measured
+        AtomicBoolean posting = new AtomicBoolean(true);
+        ConcurrentLinkedQueue<Integer> statuses = new ConcurrentLinkedQueue<>();
+        ExecutorService senders = Executors.newFixedThreadPool(WEBHOOK_CONNECTIONS);
+        CountDownLatch allPosting = new CountDownLatch(WEBHOOK_CONNECTIONS);
+        List<Future<?>> senderRuns = new ArrayList<>();
+        for (int i = 0; i < WEBHOOK_CONNECTIONS; i++) {
+            senderRuns.add(senders.submit((Callable<Void>) () -> {
+                boolean first = true;
+                while (posting.get()) {
+                    statuses.add(postDelivery(webhooks).statusCode());
+                    if (first) {
+                        allPosting.countDown();
+                        first = false;
+                    }
+                }
+                return null;
+            }));
+        }
+        List<Long> latencies = new ArrayList<>();
+        try {
+            assertThat(allPosting.await(30, TimeUnit.SECONDS)).as("every connection posted a first delivery").isTrue();
+            long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (System.nanoTime() < end) {
+                long start = System.nanoTime();
+                HttpResponse<String> answer = get(host, DatabaseClockController.PATH);
+                latencies.add(System.nanoTime() - start);
+                assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+            }
+        } finally {
+            posting.set(false);
+            senders.shutdown();
+        }
+        for (Future<?> run : senderRuns) {
+            run.get(30, TimeUnit.SECONDS);
+        }
+        Collections.sort(latencies);
+        long p99Millis = TimeUnit.NANOSECONDS.toMillis(latencies.get((int) Math.ceil(latencies.size() * 0.99) - 1));
+        long p50Millis = TimeUnit.NANOSECONDS.toMillis(latencies.get(latencies.size() / 2));
+        long stored = statuses.stream().filter(s -> s == 200).count();
+        System.out.printf("host endpoint %s while %d connections posted webhooks: p50 %d ms, p99 %d ms over %d requests;"
+                        + " %d deliveries answered (%d 200, %d 503); load average %.1f on %d cores%n",
+                DatabaseClockController.PATH, WEBHOOK_CONNECTIONS, p50Millis, p99Millis, latencies.size(),
+                statuses.size(), stored, statuses.stream().filter(s -> s == 503).count(),
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                Runtime.getRuntime().availableProcessors());
+        assertThat(statuses).as("webhook answers").allMatch(s -> s == 200 || s == 503);
+        assertThat(stored).as("deliveries stored meanwhile").isPositive();
+        assertThat(p99Millis).as("the host endpoint's p99, in ms").isLessThan(500);
+    }
+
+    @Test
+    void deliveriesAreStoredOrRefusedInTimeWhileTheHostHoldsEveryConnectionOfItsPool() throws Exception {
+        int hostPoolSize = ((HikariDataSource) hostDataSource).getMaximumPoolSize();
+        List<Connection> held = new ArrayList<>();
+        ExecutorService senders = Executors.newFixedThreadPool(16);
+        try {
+            for (int i = 0; i < hostPoolSize; i++) {
+                held.add(hostDataSource.getConnection());
+            }
+            HttpClient webhooks = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            List<Future<long[]>> answers = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                answers.add(senders.submit(() -> {
+                    long start = System.nanoTime();
+                    int status = postDelivery(webhooks).statusCode();
+                    return new long[] {status, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)};
+                }));
+            }
+            long stored = 0;
+            for (Future<long[]> answer : answers) {
+                long[] statusAndMillis = answer.get(METAKIT_TIMEOUT.toSeconds() + 5, TimeUnit.SECONDS);
+                assertThat(statusAndMillis[0]).as("answer").isIn(200L, 503L);
+                assertThat(statusAndMillis[1]).as("ms to the answer").isLessThan(METAKIT_TIMEOUT.toMillis());
+                stored += statusAndMillis[0] == 200 ? 1 : 0;
+            }
+            // the bundle's own pool is untouched by the host's: every delivery is stored
+            assertThat(stored).as("deliveries stored while the host's pool is exhausted").isEqualTo(16);
+        } finally {
+            senders.shutdownNow();
+            for (Connection c : held) {
+                c.close();
+            }
+        }
+    }
+
+    /** a signed delivery of an event the worker stores but does not reconcile (no MetaKit needed), each one new */
+    private HttpResponse<String> postDelivery(HttpClient http) throws Exception {
+        byte[] body = ("{\"event\":\"account.connected\",\"account_id\":7,\"data\":{\"n\":" + SEQUENCE.incrementAndGet()
+                + "}}").getBytes(StandardCharsets.UTF_8);
+        long t = System.currentTimeMillis() / 1000;
+        return http.send(HttpRequest.newBuilder(URI.create(base() + "/hooks/metakit"))
+                        .timeout(METAKIT_TIMEOUT)
+                        .header("Content-Type", "application/json")
+                        .header("X-MetaKit-Event", "account.connected")
+                        .header("X-MetaKit-Signature", "t=" + t + ",v1=" + WebhookSender.sign(SECRET, t, body))
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> get(HttpClient http, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base() + path)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private String base() {
+        return "http://127.0.0.1:" + port;
+    }
+
+    private static EmbeddedPostgres startPostgres() {
+        try {
+            return EmbeddedPostgres.builder().start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

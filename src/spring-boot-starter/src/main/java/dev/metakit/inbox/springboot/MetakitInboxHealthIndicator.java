@@ -1,0 +1,37 @@
+package dev.metakit.inbox.springboot;
+
+import dev.metakit.inbox.db.DatabaseHealthCheck;
+import dev.metakit.inbox.ops.DeadlineProbe;
+import org.apache.camel.CamelContext;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthIndicator;
+
+/**
+ * The bundle's own indicator in the host's health ({@code metakitInbox}): its database check, bounded (down, "timed
+ * out", within 800 ms whatever the database does), on the bundle's own pool. It sits beside the host's indicators
+ * ({@code db} among them), which the starter leaves as Boot has them; readiness also follows it through Camel's
+ * health ({@code camelHealth}), which holds the same check.
+ */
+public class MetakitInboxHealthIndicator implements HealthIndicator {
+    /** the bean of routes/beans.camel.yaml */
+    static final String DATABASE_CHECK_BEAN = "inboxDatabaseHealthCheck";
+
+    private final CamelContext camelContext;
+
+    public MetakitInboxHealthIndicator(CamelContext camelContext) {
+        this.camelContext = camelContext;
+    }
+
+    @Override
+    public Health health() {
+        DatabaseHealthCheck check = camelContext.getRegistry()
+                .lookupByNameAndType(DATABASE_CHECK_BEAN, DatabaseHealthCheck.class);
+        if (check == null) {
+            return Health.down().withDetail("database", "the bean " + DATABASE_CHECK_BEAN
+                    + " is missing (metakit.route-files must load routes/beans.camel.yaml)").build();
+        }
+        DeadlineProbe.Outcome outcome = check.probe();
+        return outcome.up() ? Health.up().withDetail("database", "UP").build()
+                : Health.down().withDetail("database", outcome.reason()).build();
+    }
+}
