@@ -6,10 +6,12 @@ import org.apache.camel.impl.health.AbstractHealthCheck;
 import java.util.Map;
 
 /**
- * Readiness: DOWN while the stored webhook secret cannot be read with METAKIT_WEBHOOK_SECRET_KEY (the message names
- * the setting). A rotated secret not stored yet, or a rotation whose instance stopped mid-way, is UP with the problem
- * as its message: taking this instance out of the load balancer would leave the new secret with nobody who accepts
- * it, and the other instances accept every delivery MetaKit signs with the old secret too, during its window.
+ * Readiness: DOWN while the stored webhook secret cannot be read with METAKIT_WEBHOOK_SECRET_KEY, and while a secret
+ * MetaKit rotated to is held in this instance's memory only (its store failed, retried every second: in practice
+ * while the database is down, when readiness is DOWN anyway); the message names the setting or the failure. A rotation
+ * whose instance stopped before storing is reported on the ops page and in an ERROR line, not here: it would take
+ * every instance out of the load balancer, and each still accepts what MetaKit signs with the old secret during its
+ * window.
  */
 public class WebhookSecretHealthCheck extends AbstractHealthCheck {
     private WebhookSecrets webhookSecrets;
@@ -29,7 +31,7 @@ public class WebhookSecretHealthCheck extends AbstractHealthCheck {
         if (problem != null) {
             builder.message(problem);
         }
-        if (webhookSecrets.unreadable()) {
+        if (webhookSecrets.unreadable() || webhookSecrets.unsavedCount() > 0) {
             builder.down();
         } else {
             builder.up();

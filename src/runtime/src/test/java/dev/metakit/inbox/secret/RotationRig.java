@@ -24,6 +24,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
@@ -38,14 +40,21 @@ final class RotationRig implements AutoCloseable {
     final String key = SecretCipherTest.newKey();
     final Sandbox sandbox;
     final List<RunningInbox> instances = new ArrayList<>();
+    private final Supplier<DataSource> database;
     private final Map<RunningInbox, Integer> ports = new java.util.concurrent.ConcurrentHashMap<>();
     private final HttpClient http = HttpClient.newHttpClient();
     private static final AtomicLong TICKETS = new AtomicLong(1000);
 
     /** @param window how long the sandbox signs with (and accepts) the previous secret after a rotation */
     RotationRig(String webhookUrl, Duration window, int operations) throws IOException {
+        this(webhookUrl, window, operations, TestDatabase::dataSource);
         TestDatabase.truncateAll();
-        InboxMigrations.migrate(TestDatabase.dataSource());
+    }
+
+    /** On a database of the test's own ({@code database}: its current DataSource, the server may restart). */
+    RotationRig(String webhookUrl, Duration window, int operations, Supplier<DataSource> database) throws IOException {
+        this.database = database;
+        InboxMigrations.migrate(database.get());
         // no automatic rotation (after 0 events = never): the bundle asks for it
         SandboxFaults faults = SandboxFaults.none().withRotation(0, window);
         sandbox = new Sandbox(SandboxSettings.builder().seed(32).accounts(3).faults(faults)
@@ -66,7 +75,7 @@ final class RotationRig implements AutoCloseable {
     }
 
     SecretRotator rotator(String withKey, String webhookId) {
-        return new SecretRotator(new WebhookSecretStore(TestDatabase.dataSource()), SecretCipher.fromSetting(withKey),
+        return new SecretRotator(store(), SecretCipher.fromSetting(withKey),
                 new MetaKitRotationClient(sandbox.apiBaseUrl().toString(), sandbox.apiKey(), Duration.ofSeconds(2),
                         Duration.ofSeconds(10)), webhookId, Duration.ofSeconds(300), "test", Clock.systemUTC());
     }
@@ -123,8 +132,12 @@ final class RotationRig implements AutoCloseable {
         return inbox.camelContext().getRegistry().lookupByNameAndType("webhookSecrets", WebhookSecrets.class);
     }
 
-    static long storedGeneration() throws SQLException {
-        return new WebhookSecretStore(TestDatabase.dataSource()).generation();
+    WebhookSecretStore store() {
+        return new WebhookSecretStore(database.get());
+    }
+
+    long storedGeneration() throws SQLException {
+        return store().generation();
     }
 
     /** The webhook address of an instance: its port is the one {@link #settings} gave it, not RunningInbox's own. */
