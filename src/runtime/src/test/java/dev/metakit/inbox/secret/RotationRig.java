@@ -35,10 +35,10 @@ import java.util.stream.LongStream;
  * secret stored once (as {@code InboxCommand store-secret} does). The sandbox's webhook URL is {@code webhookUrl}: a
  * test with several instances puts a proxy there.
  */
-final class RotationRig implements AutoCloseable {
+public final class RotationRig implements AutoCloseable {
     static final String OPS_TOKEN = "ops-token-rotation-0123456789";
-    final String key = SecretCipherTest.newKey();
-    final Sandbox sandbox;
+    public final String key = SecretCipherTest.newKey();
+    public final Sandbox sandbox;
     final List<RunningInbox> instances = new ArrayList<>();
     private final Supplier<DataSource> database;
     private final Map<RunningInbox, Integer> ports = new java.util.concurrent.ConcurrentHashMap<>();
@@ -46,7 +46,7 @@ final class RotationRig implements AutoCloseable {
     private static final AtomicLong TICKETS = new AtomicLong(1000);
 
     /** @param window how long the sandbox signs with (and accepts) the previous secret after a rotation */
-    RotationRig(String webhookUrl, Duration window, int operations) throws IOException {
+    public RotationRig(String webhookUrl, Duration window, int operations) throws IOException {
         this(webhookUrl, window, operations, TestDatabase::dataSource);
         TestDatabase.truncateAll();
     }
@@ -81,7 +81,7 @@ final class RotationRig implements AutoCloseable {
     }
 
     /** The settings of an instance that reads the stored secret, on {@code httpPort}, with the ops API on. */
-    Map<String, String> settings(int httpPort) {
+    public Map<String, String> settings(int httpPort) {
         Map<String, String> p = new HashMap<>();
         p.put("camel.server.port", String.valueOf(httpPort));
         p.put("metakit.webhook.secret", "");
@@ -98,7 +98,7 @@ final class RotationRig implements AutoCloseable {
         return p;
     }
 
-    RunningInbox start(Map<String, String> settings) {
+    public RunningInbox start(Map<String, String> settings) {
         RunningInbox inbox = RunningInbox.start(settings);
         instances.add(inbox);
         ports.put(inbox, Integer.parseInt(settings.get("camel.server.port")));
@@ -112,7 +112,7 @@ final class RotationRig implements AutoCloseable {
     }
 
     /** The status of a webhook.test delivery signed with these secrets only, posted to {@code inbox}. */
-    int postSignedWith(RunningInbox inbox, String... secrets) throws IOException, InterruptedException {
+    public int postSignedWith(RunningInbox inbox, String... secrets) throws IOException, InterruptedException {
         byte[] body = TestEvents.event("webhook.test", 1, TICKETS.incrementAndGet());
         long t = TestSignatures.now();
         String header = secrets.length == 1 ? TestSignatures.header(secrets[0], t, body)
@@ -136,7 +136,7 @@ final class RotationRig implements AutoCloseable {
         return new WebhookSecretStore(database.get());
     }
 
-    long storedGeneration() throws SQLException {
+    public long storedGeneration() throws SQLException {
         return store().generation();
     }
 
