@@ -64,7 +64,7 @@ public final class RotationRig implements AutoCloseable {
     }
 
     /** Stores the sandbox's secret as generation 1, under {@link #key}. */
-    void storeFirstSecret() throws Exception {
+    public void storeFirstSecret() throws Exception {
         assertStored(rotator(key, "wh_1").storeFirst(RunningInbox.SECRET));
     }
 
