@@ -12,6 +12,7 @@ import dev.metakit.inbox.worker.InboxWorker;
 import dev.metakit.inbox.worker.PoisonReason;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
+import dev.metakit.inbox.secret.WebhookSecrets;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -54,6 +55,7 @@ public class InboxMetrics extends ContextBean {
     private InboxWorker inboxWorker;
     private AccountReconciler accountReconciler;
     private ChangePublisher changePublisher;
+    private WebhookSecrets webhookSecrets;
     private MetricsEventNotifier notifier;
     private volatile MeterRegistry registry;
     private volatile IngestMeters ingestMeters;
@@ -158,6 +160,16 @@ public class InboxMetrics extends ContextBean {
                 .baseUnit("seconds").description("Age of the oldest unprocessed inbox row").register(r);
         Gauge.builder("metakit.inbox.metrics.stale", this, m -> m.refreshFailing ? 1 : 0)
                 .description("1 while the inbox gauges could not be refreshed (database unreachable)").register(r);
+        if (webhookSecrets != null) {
+            Gauge.builder("metakit.webhook.secret.unsaved", webhookSecrets, WebhookSecrets::unsavedCount)
+                    .description("1 while a secret MetaKit rotated to is held in this instance's memory only").register(r);
+            Gauge.builder("metakit.webhook.secret.unreadable", webhookSecrets, w -> w.unreadable() ? 1 : 0)
+                    .description("1 while the stored webhook secret does not decrypt with METAKIT_WEBHOOK_SECRET_KEY")
+                    .register(r);
+            Gauge.builder("metakit.webhook.secret.rotation.stale", webhookSecrets, w -> w.staleRotation() ? 1 : 0)
+                    .description("1 while a rotation whose instance stopped before storing its secret is unresolved")
+                    .register(r);
+        }
         endpointStatus = MultiGauge.builder("metakit.webhook.endpoint.status")
                 .description("1 for the lastDeliveryStatus MetaKit last reported per webhook endpoint, 0 for the others")
                 .register(r);
@@ -338,5 +350,9 @@ public class InboxMetrics extends ContextBean {
 
     public void setChangePublisher(ChangePublisher changePublisher) {
         this.changePublisher = changePublisher;
+    }
+
+    public void setWebhookSecrets(WebhookSecrets webhookSecrets) {
+        this.webhookSecrets = webhookSecrets;
     }
 }

@@ -122,12 +122,18 @@ public class WebhookSecrets extends ContextBean {
     void tick() {
         try {
             SecretRotator.Unsaved pending = unsaved;
+            boolean saved = false;
             if (pending != null) {
                 rotator.retrySave(pending);
                 unsaved = null;
-            } else {
+                saved = true;
+            }
+            if (pending == null || saved) {
                 WebhookSecretStore.Sealed row = store.read().orElse(null);
-                if (row != null && row.generation() > heldGeneration()) {
+                // after a late save, the row may be another instance's rotation of the same generation (it took a
+                // stale claim over): what is stored is what every instance must hold
+                if (row != null && (row.generation() > heldGeneration()
+                        || saved && row.generation() == heldGeneration())) {
                     AcceptedSecrets loaded = SecretRotator.open(row, cipher);
                     install(loaded);
                     LOG.info("Webhook secret generation {} in force (stored by a rotation); the previous secret is"
@@ -300,6 +306,11 @@ public class WebhookSecrets extends ContextBean {
     /** True while the stored secret cannot be read with this instance's key: readiness is DOWN. */
     public boolean unreadable() {
         return unreadable != null;
+    }
+
+    /** True while a rotation whose instance stopped before storing its secret is the last one. */
+    public boolean staleRotation() {
+        return staleClaim != null;
     }
 
     /** 1 while a rotated secret is held only in this instance's memory. */

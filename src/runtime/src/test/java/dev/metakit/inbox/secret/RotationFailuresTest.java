@@ -2,6 +2,7 @@ package dev.metakit.inbox.secret;
 
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.support.LogCapture;
+import dev.metakit.inbox.support.Metrics;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.StoppablePostgres;
 import dev.metakit.inbox.support.TestDatabase;
@@ -166,9 +167,12 @@ class RotationFailuresTest {
             assertThat(inbox.management("/observe/health/ready?data=true").body())
                     .contains("\"name\":\"webhook-secret\",\"status\":\"DOWN\"", "storing it failed");
 
+            assertThat(Metrics.value(inbox.metrics(), "metakit_webhook_secret_unsaved")).isEqualTo(1.0);
+
             postgres.start();
             await().atMost(Duration.ofSeconds(15)).until(() -> rig.storedGeneration() == 2);
             await().atMost(Duration.ofSeconds(5)).until(() -> RotationRig.webhookSecrets(inbox).problem() == null);
+            assertThat(Metrics.value(inbox.metrics(), "metakit_webhook_secret_unsaved")).isZero();
             assertThat(rig.store().lastRotation("wh_1").orElseThrow().state()).isEqualTo("done");
             await().atMost(Duration.ofSeconds(15)).until(() -> rig.postSignedWith(inbox, newSecret) == 200);
             assertThat(rig.postSignedWith(inbox, RunningInbox.SECRET)).isEqualTo(200);
@@ -213,6 +217,7 @@ class RotationFailuresTest {
             secrets.add("whsec_under_another_key");
 
             await().atMost(Duration.ofSeconds(5)).until(() -> inbox.healthStatus() == 503);
+            assertThat(Metrics.value(inbox.metrics(), "metakit_webhook_secret_unreadable")).isEqualTo(1.0);
             assertThat(inbox.management("/observe/health/ready?data=true").body())
                     .contains("METAKIT_WEBHOOK_SECRET_KEY is not the key the stored webhook secret was encrypted with");
             assertThat(rig.postSignedWith(inbox, RunningInbox.SECRET)).isEqualTo(200);
