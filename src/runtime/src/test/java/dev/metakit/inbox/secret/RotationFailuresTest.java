@@ -81,6 +81,67 @@ class RotationFailuresTest {
     }
 
     @Test
+    void metakitNotAnsweringInTimeIsReportedAsPerhapsRotatedAndTheNextRotationRecovers() throws Exception {
+        try (RotationRig rig = rig(Duration.ofMinutes(5))) {
+            rig.storeFirstSecret();
+            CountDownLatch release = new CountDownLatch(1);
+            AtomicBoolean first = new AtomicBoolean(true);
+            // MetaKit rotates, then answers only after the bundle has given up waiting
+            rig.sandbox.onRotation(r -> {
+                if (first.getAndSet(false)) {
+                    awaitLatch(release);
+                }
+            });
+            Map<String, String> settings = rig.settings(RunningInbox.freePort());
+            // 1 s instead of the default 15 s, so that the test waits for MetaKit's silence for one second
+            settings.put("metakit.api.read-timeout-millis", "1000");
+            RunningInbox inbox = rig.start(settings);
+
+            HttpResponse<String> answer = rig.ops(inbox, "POST", "/webhook-secret/rotate");
+            release.countDown();
+            secrets.add(rig.sandbox.currentSecret());
+
+            assertThat(answer.statusCode()).isEqualTo(502);
+            assertThat(answer.body()).contains("MetaKit gave no usable answer to the rotation",
+                    "it may have rotated; rotate again now");
+            assertThat(rig.storedGeneration()).isEqualTo(1);
+            // MetaKit did rotate: during its window its deliveries carry the old secret's signature too
+            assertThat(rig.sandbox.currentSecret()).isNotEqualTo(RunningInbox.SECRET);
+            assertThat(rig.postSignedWith(inbox, rig.sandbox.currentSecret(), RunningInbox.SECRET)).isEqualTo(200);
+
+            HttpResponse<String> again = rig.ops(inbox, "POST", "/webhook-secret/rotate");
+            secrets.add(rig.sandbox.currentSecret());
+            assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
+            assertThat(again.body()).contains("\"generation\":2", "\"saved\":true");
+            assertThat(rig.postSignedWith(inbox, rig.sandbox.currentSecret())).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aRotationWhoseInstanceStoppedMidWayIsReportedAndTakenOverByTheNext() throws Exception {
+        try (RotationRig rig = rig(Duration.ofMinutes(5))) {
+            rig.storeFirstSecret();
+            RunningInbox inbox = rig.start(rig.settings(RunningInbox.freePort()));
+            // an instance took the claim three minutes ago and never came back
+            TestDatabase.exec("insert into webhook_secret_rotations (webhook_id, state, trigger, claimed_by, claimed_at)"
+                    + " values ('wh_1', 'calling', 'ops page', 'gone-host/0000', now() - interval '3 minutes')");
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> RotationRig.webhookSecrets(inbox).problem() != null);
+            assertThat(RotationRig.webhookSecrets(inbox).problem()).contains("the rotation asked by ops page on"
+                    + " gone-host/0000", "never ended: MetaKit may sign with a secret no instance stored; rotate again now");
+            assertThat(Metrics.value(inbox.metrics(), "metakit_webhook_secret_rotation_stale")).isEqualTo(1.0);
+            assertThat(rig.ops(inbox, "GET", "/webhook-secret").body()).contains("never ended");
+            assertThat(logs.lines()).anyMatch(l -> l.startsWith("ERROR") && l.contains("gone-host/0000"));
+
+            HttpResponse<String> answer = rig.ops(inbox, "POST", "/webhook-secret/rotate");
+            secrets.add(rig.sandbox.currentSecret());
+            assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+            assertThat(logs.lines()).anyMatch(l -> l.startsWith("WARN") && l.contains("taking over the claim gone-host/0000"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> RotationRig.webhookSecrets(inbox).problem() == null);
+        }
+    }
+
+    @Test
     void ofTwoInstancesAskedAtOnceOneRotatesAndTheOtherIsToldWhoIs() throws Exception {
         try (RotationRig rig = rig(Duration.ofMinutes(5))) {
             rig.storeFirstSecret();
