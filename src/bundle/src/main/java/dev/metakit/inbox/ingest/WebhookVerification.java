@@ -158,7 +158,7 @@ public class WebhookVerification implements Processor {
     public void setToleranceSeconds(long toleranceSeconds) { this.toleranceSeconds = toleranceSeconds; }
     public void setDevMode(boolean devMode) { this.devMode = devMode; }
     /** Only whether it is set is kept: with it, a missing METAKIT_WEBHOOK_SECRET means the stored secret. */
-    public void setStoredSecretKey(String key) { this.storedSecretsPossible = !isBlank(key); }
+    public void setSecretKey(String key) { this.storedSecretsPossible = !isBlank(key); }
     public long getToleranceSeconds() { return toleranceSeconds; }
     public boolean isDevMode() { return devMode; }
     public void setClock(Clock clock) { this.clock = clock; }

@@ -32,7 +32,7 @@ class SecretsThroughTheWindowTest {
     void bothSecretsAreAcceptedThroughTheWindowAndTheOldOneNotAfterIt() throws Exception {
         WebhookVerification verification = new WebhookVerification();
         verification.setClock(clock);
-        verification.setStoredSecretKey(SecretCipherTest.newKey());
+        verification.setSecretKey(SecretCipherTest.newKey());
         verification.start();
         verification.accept(new AcceptedSecrets(1, OLD, null, null));
         accepted(verification, OLD);
