@@ -34,7 +34,7 @@ class QuarkusHostTest {
 
     @Test
     void theBundleRunsOnQuarkusStoresADeliveryAndProcessesTheSandboxsTraffic() throws Exception {
-        assertThat(camelContext.getRoutes()).hasSize(14);
+        assertThat(camelContext.getRoutes()).hasSize(15);
 
         HttpResponse<String> answer = HostHttp.postSigned("webhook.test",
                 "{\"event\":\"webhook.test\",\"account_id\":1,\"data\":{}}");

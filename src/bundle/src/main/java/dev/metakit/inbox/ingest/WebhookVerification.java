@@ -1,6 +1,7 @@
 package dev.metakit.inbox.ingest;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.secret.AcceptedSecrets;
 import dev.metakit.inbox.signature.SignatureVerifier;
 import dev.metakit.inbox.signature.VerifiedSignature;
 import org.apache.camel.Exchange;
@@ -29,21 +30,61 @@ public class WebhookVerification implements Processor {
     private volatile boolean secretGenerated;
     private Clock clock = Clock.systemUTC();
     private volatile SignatureVerifier verifier;
+    private boolean storedSecretsPossible;
+    private boolean configuredSecret;
 
-    /** Builds the verifier; a missing secret stops startup, except in the dev run where one is generated. */
+    /**
+     * Builds the verifier; a missing secret stops startup, except in the dev run where one is generated, and when
+     * METAKIT_WEBHOOK_SECRET_KEY is set: then the secret is the stored one, which {@code webhookSecrets} installs when
+     * the context starts (before any route).
+     */
     public void start() {
         if (toleranceSeconds < 0) {
             throw new ConfigurationException("METAKIT_WEBHOOK_TOLERANCE_SECONDS must not be negative");
         }
-        if (isBlank(secret)) {
+        configuredSecret = !isBlank(secret);
+        if (!configuredSecret) {
+            if (storedSecretsPossible) {
+                return;
+            }
             if (!devMode) {
                 throw new ConfigurationException("METAKIT_WEBHOOK_SECRET is required: set it to your MetaKit "
-                        + "webhook's signing secret (or use the dev run, which generates one)");
+                        + "webhook's signing secret, or set METAKIT_WEBHOOK_SECRET_KEY to use the secret stored in the "
+                        + "database (or use the dev run, which generates one)");
             }
-            secret = generateDevSecret();
-            secretGenerated = true;
+            generateSecret();
+            return;
         }
         secrets(secret, previousSecret);
+    }
+
+    /** The dev run's throwaway secret, when neither the settings nor the database hold one. */
+    public void generateSecret() {
+        secret = generateDevSecret();
+        secretGenerated = true;
+        secrets(secret, null);
+    }
+
+    /**
+     * True when METAKIT_WEBHOOK_SECRET is set: that secret (and METAKIT_WEBHOOK_SECRET_PREVIOUS) wins over a stored
+     * one, and is never replaced by a rotation.
+     */
+    public boolean configuredSecret() {
+        return configuredSecret;
+    }
+
+    /** Whether a secret is in force (false only before {@code webhookSecrets} has installed the stored one). */
+    public boolean hasSecret() {
+        return verifier != null;
+    }
+
+    /**
+     * Installs stored secrets: {@code accepted.current()}, and its previous one if its window is still open at this
+     * verifier's clock (the caller installs again once it has closed).
+     */
+    public void accept(AcceptedSecrets accepted) {
+        List<String> now = accepted.at(clock.instant());
+        secrets(now.get(0), now.size() > 1 ? now.get(1) : null);
     }
 
     /**
@@ -116,5 +157,9 @@ public class WebhookVerification implements Processor {
     public void setPreviousSecret(String previousSecret) { this.previousSecret = previousSecret; }
     public void setToleranceSeconds(long toleranceSeconds) { this.toleranceSeconds = toleranceSeconds; }
     public void setDevMode(boolean devMode) { this.devMode = devMode; }
+    /** Only whether it is set is kept: with it, a missing METAKIT_WEBHOOK_SECRET means the stored secret. */
+    public void setSecretKey(String key) { this.storedSecretsPossible = !isBlank(key); }
+    public long getToleranceSeconds() { return toleranceSeconds; }
+    public boolean isDevMode() { return devMode; }
     public void setClock(Clock clock) { this.clock = clock; }
 }

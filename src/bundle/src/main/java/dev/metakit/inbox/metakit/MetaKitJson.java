@@ -99,6 +99,22 @@ public class MetaKitJson {
     }
 
     /**
+     * The answer of {@code POST /v1/webhooks/{id}/rotate}: {@code {id, secret, previousSecretExpiresAt}}, the last
+     * optional (when MetaKit stops signing with, and accepting, the previous secret).
+     */
+    public ApiRotation rotation(byte[] body) {
+        JsonNode root = tree(body);
+        if (!root.isObject()) {
+            throw MalformedPayloadException.badField("rotation", "not an object");
+        }
+        String secret = optText(root, "", "secret");
+        if (secret == null || secret.isBlank()) {
+            throw MalformedPayloadException.badField("secret", "missing");
+        }
+        return new ApiRotation(optText(root, "", "id"), secret, optInstant(root, "", "previousSecretExpiresAt"));
+    }
+
+    /**
      * The message of an error body {@code {"error": "..."}}, shortened; empty when the body is absent, not JSON or
      * has no usable {@code error}. Never throws: it is called while handling a failure.
      */

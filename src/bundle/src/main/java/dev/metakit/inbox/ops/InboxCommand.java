@@ -22,6 +22,9 @@ import java.util.Map;
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand prune --older-than P7D
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand feed-replay --account 2 --from-seq 40
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand feed-replay --since 2026-12-01T00:00:00Z
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand rotate-secret
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand store-secret
+ * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand forget-secret
  * </pre>
  */
 public final class InboxCommand {
@@ -31,10 +34,15 @@ public final class InboxCommand {
                    InboxCommand prune [--older-than DURATION]   (default P7D, at least P1D; failed rows are kept)
                    InboxCommand feed-replay --account ID --from-seq SEQ | feed-replay --since INSTANT
                      (publishes the change feed's retained changes again, with their ids, in order per account)
+                   InboxCommand rotate-secret   (MetaKit issues a new webhook secret; it is stored for every instance)
+                   InboxCommand store-secret    (stores METAKIT_WEBHOOK_SECRET in the database, once, to rotate it later)
+                   InboxCommand forget-secret   (deletes the stored secret: back to METAKIT_WEBHOOK_SECRET alone)
               INSTANT is ISO-8601 UTC (2026-12-01T00:00:00Z); --from is inclusive, --to exclusive (received_at).
               The database is METAKIT_DATABASE_URL (jdbc:postgresql://... or postgres://user:pass@host/db),
               METAKIT_DATABASE_USER and METAKIT_DATABASE_PASSWORD, or their aliases DATABASE_URL, DATABASE_USER and
-              DATABASE_PASSWORD, as the bundle reads them.""";
+              DATABASE_PASSWORD, as the bundle reads them. The secret commands also read METAKIT_WEBHOOK_SECRET_KEY,
+              METAKIT_WEBHOOK_ID, METAKIT_API_URL and METAKIT_API_KEY (docs/operations.md "Rotating the webhook
+              secret").""";
 
     private InboxCommand() {
     }
@@ -108,6 +116,9 @@ public final class InboxCommand {
                                 + USAGE);
                         return 2;
                     }
+                }
+                case "rotate-secret", "store-secret", "forget-secret" -> {
+                    return SecretCommands.run(args[0], db, env, out, err);
                 }
                 default -> {
                     err.println("InboxCommand: unknown command " + args[0] + "\n" + USAGE);

@@ -13,6 +13,7 @@ import dev.metakit.inbox.worker.InboxWorker;
 import dev.metakit.inbox.worker.PoisonReason;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
+import dev.metakit.inbox.secret.WebhookSecrets;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -57,6 +58,7 @@ public class InboxMetrics extends ContextBean {
     private InboxWorker inboxWorker;
     private AccountReconciler accountReconciler;
     private ChangePublisher changePublisher;
+    private WebhookSecrets webhookSecrets;
     private MetricsEventNotifier notifier;
     private volatile MeterRegistry registry;
     private volatile IngestMeters ingestMeters;
@@ -167,6 +169,16 @@ public class InboxMetrics extends ContextBean {
                 .register(r);
         if (dataSource instanceof InboxDatabase database) {
             database.measurePoolOn(r);
+        }
+        if (webhookSecrets != null) {
+            Gauge.builder("metakit.webhook.secret.unsaved", webhookSecrets, WebhookSecrets::unsavedCount)
+                    .description("1 while a secret MetaKit rotated to is held in this instance's memory only").register(r);
+            Gauge.builder("metakit.webhook.secret.unreadable", webhookSecrets, w -> w.unreadable() ? 1 : 0)
+                    .description("1 while the stored webhook secret does not decrypt with METAKIT_WEBHOOK_SECRET_KEY")
+                    .register(r);
+            Gauge.builder("metakit.webhook.secret.rotation.stale", webhookSecrets, w -> w.staleRotation() ? 1 : 0)
+                    .description("1 while a rotation whose instance stopped before storing its secret is unresolved")
+                    .register(r);
         }
         endpointStatus = MultiGauge.builder("metakit.webhook.endpoint.status")
                 .description("1 for the lastDeliveryStatus MetaKit last reported per webhook endpoint, 0 for the others")
@@ -365,5 +377,9 @@ public class InboxMetrics extends ContextBean {
 
     public void setChangePublisher(ChangePublisher changePublisher) {
         this.changePublisher = changePublisher;
+    }
+
+    public void setWebhookSecrets(WebhookSecrets webhookSecrets) {
+        this.webhookSecrets = webhookSecrets;
     }
 }

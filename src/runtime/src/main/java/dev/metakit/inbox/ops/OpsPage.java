@@ -7,6 +7,8 @@ import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.feed.FeedMaintenance;
 import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.reconcile.AccountReconcile;
+import dev.metakit.inbox.secret.RotationException;
+import dev.metakit.inbox.secret.WebhookSecrets;
 import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
@@ -36,6 +38,8 @@ import java.util.Map;
 public class OpsPage extends ContextBean {
     private static final Logger LOG = LoggerFactory.getLogger(OpsPage.class);
     static final int MIN_TOKEN_LENGTH = 16;
+    /** the bean of routes/beans.camel.yaml that holds the webhook secret and rotates it */
+    static final String WEBHOOK_SECRETS_BEAN = "webhookSecrets";
 
     private Boolean enabled;
     private String token;
@@ -115,6 +119,12 @@ public class OpsPage extends ContextBean {
             LOG.info("Ops page: reconcile of account {} asked for: {}", account, words);
             return Map.of("account", account, "result", words);
         }), false);
+        router.route(HttpMethod.GET, path + "/api/webhook-secret").blockingHandler(ctx -> api(ctx, () ->
+                webhookSecrets().status()), false);
+        router.route(HttpMethod.POST, path + "/api/webhook-secret/rotate").blockingHandler(ctx -> api(ctx, () -> {
+            LOG.info("Ops page: webhook secret rotation asked for");
+            return webhookSecrets().rotate("ops page");
+        }), false);
         LOG.info("Ops page on the management port at {} (token required)", path);
     }
 
@@ -132,6 +142,10 @@ public class OpsPage extends ContextBean {
         }
         try {
             reply(ctx, 200, call.run());
+        } catch (RotationException e) {
+            // a rotation refused or failed: its message says what happened and what to do, never a secret
+            LOG.warn("Ops page call {} failed: {}", ctx.request().path(), e.getMessage());
+            reply(ctx, e.busy() ? 409 : 502, Map.of("error", e.getMessage()));
         } catch (NumberFormatException e) {
             reply(ctx, 400, Map.of("error", "account and fromSeq must be whole numbers"));
         } catch (Exception e) {
@@ -160,6 +174,15 @@ public class OpsPage extends ContextBean {
             dataSource = getCamelContext().getRegistry().lookupByNameAndType(dataSourceBean, DataSource.class);
         }
         return dataSource;
+    }
+
+    private WebhookSecrets webhookSecrets() {
+        WebhookSecrets bean = getCamelContext().getRegistry().lookupByNameAndType(WEBHOOK_SECRETS_BEAN,
+                WebhookSecrets.class);
+        if (bean == null) {
+            throw new IllegalStateException("no " + WEBHOOK_SECRETS_BEAN + " bean (routes/beans.camel.yaml)");
+        }
+        return bean;
     }
 
     private static byte[] resource(String name) {

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.secret.RotationRig;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
@@ -181,6 +182,54 @@ class OpsPageTest {
         } finally {
             browser.quit();
         }
+    }
+
+    @Test
+    void inHeadlessChromiumTheRotateButtonRotatesTheWebhookSecretAndThePageShowsNoSecret() throws Exception {
+        Path chromium = Path.of("/usr/bin/chromium");
+        Path driverBinary = Path.of("/usr/bin/chromedriver");
+        Assumptions.assumeTrue(Files.isExecutable(chromium) && Files.isExecutable(driverBinary),
+                "SKIPPED: the ops page browser test needs Debian's chromium and chromium-driver"
+                        + " (apt-get install chromium chromium-driver; .ci/run installs them)");
+        try (RotationRig rig = new RotationRig("http://127.0.0.1:9/hooks/metakit", Duration.ofMinutes(5), 0)) {
+            rig.storeFirstSecret();
+            Map<String, String> settings = rig.settings(RunningInbox.freePort());
+            settings.put("metakit.ops.token", TOKEN);
+            RunningInbox rotating = rig.start(settings);
+
+            WebDriver browser = new ChromeDriver(new ChromeDriverService.Builder()
+                    .usingDriverExecutable(driverBinary.toFile()).usingAnyFreePort().build(), headless(chromium));
+            try {
+                browser.get(rotating.managementUri("/ops") + "#token=" + TOKEN);
+                await().atMost(Duration.ofSeconds(15)).until(() ->
+                        "true".equals(browser.findElement(By.tagName("body")).getAttribute("data-loaded")));
+                assertThat(browser.findElement(By.id("webhook-secret")).getText()).contains("source database",
+                        "generation 1");
+
+                browser.findElement(By.id("rotate-secret")).click();
+                browser.switchTo().alert().accept();
+                await().atMost(Duration.ofSeconds(15)).until(() ->
+                        browser.findElement(By.id("message")).getText().startsWith("rotated: generation 2"));
+                await().atMost(Duration.ofSeconds(15)).until(() ->
+                        browser.findElement(By.id("webhook-secret")).getText().contains("generation 2"));
+                assertThat(browser.findElement(By.id("webhook-secret")).getText())
+                        .contains("last rotation done (ops page on ");
+                assertThat(rig.sandbox.currentSecret()).isNotEqualTo(RunningInbox.SECRET);
+                assertThat(rig.postSignedWith(rotating, rig.sandbox.currentSecret())).isEqualTo(200);
+                assertThat(browser.getPageSource()).doesNotContain(RunningInbox.SECRET, rig.sandbox.currentSecret(),
+                        rig.key);
+            } finally {
+                browser.quit();
+            }
+        }
+    }
+
+    private static ChromeOptions headless(Path chromium) {
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(chromium.toFile());
+        options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1200,1000");
+        return options;
     }
 
     /** Labelled times every 10 minutes of the last hour (UTC), and a scale in deliveries per minute that fits the bars. */

@@ -40,12 +40,12 @@ class CamelRunTest {
         main.start();
         try {
             // the route files from the command line, and the bundle's Java routes named in application.properties
-            assertThat(main.getCamelContext().getRoutes()).hasSize(14)
+            assertThat(main.getCamelContext().getRoutes()).hasSize(15)
                     .filteredOn(route -> route.getSourceResource() == null).extracting(route -> route.getRouteId())
                     .containsExactlyInAnyOrder("metakit-worker-doorbell", "metakit-worker-drain",
                             "metakit-reconcile-account", "metakit-reconcile-all", "metakit-reconcile-requested");
             assertThat(main.getCamelContext().getRoutes()).filteredOn(route -> route.getSourceResource() != null)
-                    .hasSize(9).allSatisfy(route ->
+                    .hasSize(10).allSatisfy(route ->
                             assertThat(route.getSourceResource().getLocation()).startsWith("file:"));
 
             HttpRequest request = signedDelivery(httpPort);

@@ -156,6 +156,8 @@ class SandboxApiTest {
         assertThat(json(rotated).get("id").asText()).isEqualTo("wh_1");
         assertThat(json(rotated).get("secret").asText()).isEqualTo(endpoint.currentSecret()).isNotEqualTo("whsec_old");
         assertThat(endpoint.previousSecret()).isEqualTo("whsec_old");
+        // the window in which the previous secret still signs: the rotation's time plus the endpoints' window
+        assertThat(json(rotated).get("previousSecretExpiresAt").asText()).isEqualTo("2026-12-02T10:05:00Z");
         assertThat(call("POST", "/v1/webhooks/wh_9/rotate", KEY).statusCode()).isEqualTo(404);
         assertThat(call("GET", "/v1/webhooks/wh_1/rotate", KEY).statusCode()).isEqualTo(405);
     }

@@ -160,6 +160,7 @@ public final class SandboxApi implements AutoCloseable {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("id", rotation.webhookId());
             body.put("secret", rotation.secret());
+            body.put("previousSecretExpiresAt", rotation.previousSignedUntil().toString());
             return send(exchange, name, 200, body);
         }
         return send(exchange, name, 404, error("no such endpoint " + path));

@@ -49,6 +49,15 @@ public class MetakitProperties {
         private String secretPrevious = "";
         /** How far a delivery's signed timestamp may be from now, in seconds, past or future. */
         private int toleranceSeconds = 300;
+        /**
+         * The key (32 random bytes in base64) the rotated secret is stored under, AES-GCM encrypted, in the bundle's
+         * database; the same on every instance. A secret: never logged.
+         */
+        private String secretKey = "";
+        /** The MetaKit webhook a rotation rotates (empty: the only one MetaKit lists for the API key). */
+        private String id = "";
+        /** Rotate the stored secret this often (a duration; empty: never); one instance of all rotates per period. */
+        private String rotateEvery = "";
 
         public String getPath() { return path; }
         public void setPath(String path) { this.path = path; }
@@ -58,6 +67,12 @@ public class MetakitProperties {
         public void setSecretPrevious(String secretPrevious) { this.secretPrevious = secretPrevious; }
         public int getToleranceSeconds() { return toleranceSeconds; }
         public void setToleranceSeconds(int toleranceSeconds) { this.toleranceSeconds = toleranceSeconds; }
+        public String getSecretKey() { return secretKey; }
+        public void setSecretKey(String secretKey) { this.secretKey = secretKey; }
+        public String getId() { return id; }
+        public void setId(String id) { this.id = id; }
+        public String getRotateEvery() { return rotateEvery; }
+        public void setRotateEvery(String rotateEvery) { this.rotateEvery = rotateEvery; }
     }
 
     /** The front door's rules; under Boot the starter applies those with an equivalent to the embedded Tomcat. */
