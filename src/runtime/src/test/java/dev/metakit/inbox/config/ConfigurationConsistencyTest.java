@@ -36,7 +36,7 @@ class ConfigurationConsistencyTest {
     private static final Pattern SETTINGS_ROW =
             Pattern.compile("^\\| `([a-z][a-z0-9.-]*)` \\| `([A-Z0-9_]+)`(?:, alias `([A-Z0-9_]+)`)? \\|.*\\| ([^|]+) \\|$");
     /** How the table says that application.properties gives a key no value, and what that means instead. */
-    private static final Set<String> NO_VALUE_WORDS = Set.of("unset", "empty", "required, except in the dev run or with a stored secret", "the only one MetaKit lists", "never",
+    private static final Set<String> NO_VALUE_WORDS = Set.of("unset", "empty", "required, except in the dev run", "required, except in the dev run or with a stored secret", "the only one MetaKit lists", "never",
             "embedded PostgreSQL", "from the URL", "the host name");
     private static final String STARTER_DEFAULTS = "src/spring-boot-starter/src/main/resources/metakit-defaults.properties";
     /** Variables that are not keys, and why. */
