@@ -1,11 +1,10 @@
 package dev.metakit.inbox.conformance.plain;
 
 import dev.metakit.inbox.conformance.ConformanceChecks;
+import dev.metakit.inbox.conformance.GivenSecrets;
 import dev.metakit.inbox.conformance.RestartablePostgres;
 import dev.metakit.inbox.conformance.RuntimeUnderTest;
 import dev.metakit.inbox.sandbox.Sandbox;
-import dev.metakit.inbox.sandbox.SandboxFaults;
-import dev.metakit.inbox.sandbox.SandboxSettings;
 import org.apache.camel.CamelContext;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckHelper;
@@ -23,10 +22,7 @@ import java.util.stream.Collectors;
 
 /** The conformance checks against the bundle in a plain CamelContext with Vert.x platform-http (PlainCamelHost). */
 class PlainCamelContextConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
-    private static final String SECRET = "whsec_plain_host_current_5d1f";
-    private static final String PREVIOUS_SECRET = "whsec_plain_host_previous_77ac";
-    private static final String DATABASE_PASSWORD = "plain-host-db-password-3e9b";
-    private static final String OPS_TOKEN = "plain-host-ops-token-0123456789";
+    private final GivenSecrets secrets = GivenSecrets.random();
     private static final Path LOG = Path.of(System.getProperty("metakit.plain.log", "target/plain-camel-host.log"));
 
     private RestartablePostgres postgres;
@@ -40,18 +36,16 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        // the API the worker reconciles against; its traffic never starts (the checks send their own deliveries)
-        sandbox = new Sandbox(SandboxSettings.builder().webhookUrl(webhook().toString()).webhookSecret(SECRET)
-                .accounts(1).faults(SandboxFaults.none()).operations(1).apiPort(0).build());
+        sandbox = secrets.metakit(webhook());
         Properties settings = new Properties();
-        settings.put("metakit.webhook.secret", SECRET);
-        settings.put("metakit.webhook.secret-previous", PREVIOUS_SECRET);
+        settings.put("metakit.webhook.secret", secrets.webhookSecret());
+        settings.put("metakit.webhook.secret-previous", secrets.previousSecret());
         settings.put("metakit.database.url", postgres.jdbcUrl());
         settings.put("metakit.database.user", RestartablePostgres.USER);
-        settings.put("metakit.database.password", DATABASE_PASSWORD);
+        settings.put("metakit.database.password", secrets.databasePassword());
         settings.put("metakit.api.url", sandbox.apiBaseUrl().toString());
         settings.put("metakit.api.key", sandbox.apiKey());
-        settings.put("metakit.ops.token", OPS_TOKEN);
+        settings.put("metakit.ops.token", secrets.opsToken());
         settings.put("metakit.accounts", "1");
         context = PlainCamelHost.start(Path.of(System.getProperty("metakit.test.basedir", "../..")), port, settings);
     }
@@ -81,12 +75,12 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
 
     @Override
     public String webhookSecret() {
-        return SECRET;
+        return secrets.webhookSecret();
     }
 
     @Override
     public List<String> secrets() {
-        return List.of(SECRET, PREVIOUS_SECRET, DATABASE_PASSWORD, sandbox.apiKey(), OPS_TOKEN);
+        return secrets.all();
     }
 
     /** A plain CamelContext has no probe endpoint: Camel's readiness checks, as a host's probe would invoke them. */
