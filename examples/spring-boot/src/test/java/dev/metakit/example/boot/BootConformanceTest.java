@@ -143,6 +143,16 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest 
         camelContext.removeRoute(routeId);
     }
 
+    /**
+     * Camel's stop, as Spring's SIGTERM hook runs it when it closes the context (the rest of the context is the test's
+     * to close after the class).
+     */
+    @Override
+    public boolean stopAsOnSigterm() {
+        camelContext.stop();
+        return true;
+    }
+
     @Override
     public String log() throws Exception {
         return Files.readString(LOG);

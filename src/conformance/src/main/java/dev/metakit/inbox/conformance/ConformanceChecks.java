@@ -10,18 +10,20 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Pattern;
 
 import static dev.metakit.inbox.conformance.SignedDeliveries.body;
 import static dev.metakit.inbox.conformance.SignedDeliveries.now;
 import static dev.metakit.inbox.conformance.SignedDeliveries.param;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
 /**
  * The promises the bundle makes in every runtime, as black-box checks over HTTP, written once: a runtime's test
  * extends this class and says how to reach its {@link RuntimeUnderTest}, booted once for the class with the bundle's
- * default settings. The checks run in order: the ones that take something away (the database, a route) come last,
- * and the log is read for secrets at the very end.
+ * default settings. The checks run in order: the ones that take something away (the database, a route, the runtime
+ * itself) come last, and the log is read for secrets at the very end.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -31,6 +33,7 @@ public abstract class ConformanceChecks {
     /** metakit.max-body-bytes, default */
     private static final int MAX_BODY_BYTES = 1_048_576;
     private static final Duration READINESS_CHANGE = Duration.ofSeconds(15);
+    private static final Pattern WARN_OR_ERROR = Pattern.compile("\\b(WARN|ERROR)\\b");
 
     protected abstract RuntimeUnderTest runtime();
 
@@ -182,6 +185,18 @@ public abstract class ConformanceChecks {
         await().atMost(READINESS_CHANGE).untilAsserted(() -> assertThat(runtime().log().lines()
                 .filter(line -> line.contains("ERROR") && line.contains("metakit-inbox is incomplete")))
                 .singleElement().asString().contains(leftOut));
+    }
+
+    @Test
+    @Order(90)
+    void stoppingAsOnSigtermIsQuiet() throws Exception {
+        long before = runtime().log().lines().count();
+
+        boolean stopped = runtime().stopAsOnSigterm();
+
+        assumeTrue(stopped, "this runtime hosts the test: it stops when the test JVM's run ends");
+        assertThat(runtime().log().lines().skip(before).filter(line -> WARN_OR_ERROR.matcher(line).find()).toList())
+                .as("WARN or ERROR lines while stopping").isEmpty();
     }
 
     @Test

@@ -43,6 +43,15 @@ public interface RuntimeUnderTest {
     /** Everything the runtime has logged since it started, at the levels it logs by default. */
     String log() throws Exception;
 
+    /**
+     * Stops the runtime as its SIGTERM handler does (camel-main's stop, Spring's context close, the CamelContext's
+     * close) and returns once it has stopped; false, without stopping, where the test cannot stop it because the
+     * runtime hosts the test itself.
+     */
+    default boolean stopAsOnSigterm() throws Exception {
+        return false;
+    }
+
     /** The readiness a probe reads: up or down, and the text that names the checks. */
     record Readiness(boolean up, String report) {
     }

@@ -108,6 +108,13 @@ class StandaloneConformanceTest extends ConformanceChecks implements RuntimeUnde
         inbox.camelContext().removeRoute(routeId);
     }
 
+    /** camel-main's stop, which is what its SIGTERM hook runs (the jar's process: SandboxModeIT). */
+    @Override
+    public boolean stopAsOnSigterm() {
+        inbox.close();
+        return true;
+    }
+
     @Override
     public String log() {
         return String.join("\n", log.lines());

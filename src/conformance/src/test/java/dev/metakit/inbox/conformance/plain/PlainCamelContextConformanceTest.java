@@ -113,6 +113,13 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
         context.removeRoute(routeId);
     }
 
+    /** What a plain host's SIGTERM handler would do: close its CamelContext. */
+    @Override
+    public boolean stopAsOnSigterm() throws Exception {
+        context.close();
+        return true;
+    }
+
     @Override
     public String log() throws Exception {
         return Files.readString(LOG);
