@@ -33,7 +33,8 @@ public final class LogCapture extends AbstractAppender implements AutoCloseable 
     public void append(LogEvent event) {
         if (event.getLevel().isMoreSpecificThan(threshold)) {
             lines.add(event.getLevel() + " " + event.getLoggerName() + " - "
-                    + event.getMessage().getFormattedMessage());
+                    + event.getMessage().getFormattedMessage()
+                    + (event.getThrown() == null ? "" : " " + event.getThrown()));
         }
     }
 

@@ -1,0 +1,83 @@
+package dev.metakit.example.quarkus;
+
+import dev.metakit.inbox.conformance.ConformanceChecks;
+import dev.metakit.inbox.conformance.RuntimeUnderTest;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.apache.camel.CamelContext;
+
+import javax.sql.DataSource;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.util.List;
+
+/**
+ * The bundle's conformance checks against this Quarkus host (Quarkus's Vert.x HTTP server, /q/health/ready), booted
+ * once for them on a database they stop and start again.
+ */
+@QuarkusTest
+@QuarkusTestResource(value = ConformanceResource.class, restrictToAnnotatedClass = true)
+class QuarkusConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    @Inject
+    CamelContext camelContext;
+
+    @Override
+    protected RuntimeUnderTest runtime() {
+        return this;
+    }
+
+    @Override
+    public URI webhook() {
+        return ConformanceResource.webhook();
+    }
+
+    @Override
+    public String webhookSecret() {
+        return ConformanceResource.SECRETS.webhookSecret();
+    }
+
+    @Override
+    public List<String> secrets() {
+        return ConformanceResource.SECRETS.all();
+    }
+
+    @Override
+    public Readiness readiness() throws Exception {
+        HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + ConformanceResource.PORT + "/q/health/ready")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        return new Readiness(ready.statusCode() == 200, ready.body());
+    }
+
+    @Override
+    public DataSource database() {
+        return ConformanceResource.postgres.dataSource();
+    }
+
+    @Override
+    public void stopDatabase() throws Exception {
+        ConformanceResource.postgres.stop();
+    }
+
+    @Override
+    public void startDatabase() throws Exception {
+        ConformanceResource.postgres.start();
+    }
+
+    @Override
+    public void leaveOutRoute(String routeId) throws Exception {
+        camelContext.getRouteController().stopRoute(routeId);
+        camelContext.removeRoute(routeId);
+    }
+
+    @Override
+    public String log() throws Exception {
+        return Files.readString(ConformanceResource.LOG);
+    }
+}

@@ -1,0 +1,160 @@
+package dev.metakit.example.boot;
+
+import dev.metakit.inbox.conformance.ConformanceChecks;
+import dev.metakit.inbox.conformance.GivenSecrets;
+import dev.metakit.inbox.conformance.RestartablePostgres;
+import dev.metakit.inbox.conformance.RuntimeUnderTest;
+import dev.metakit.inbox.sandbox.Sandbox;
+import org.apache.camel.CamelContext;
+import org.junit.jupiter.api.AfterAll;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.util.TestSocketUtils;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The bundle's conformance checks against this Spring Boot host (Tomcat through Camel's platform-http, Actuator's
+ * readiness), booted once for them on a database they stop and start again. The database is Boot's DataSource, so
+ * its password is Boot's setting.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.DEFINED_PORT, properties = {
+        // read before Boot's logging starts (a @DynamicPropertySource comes too late for it)
+        "logging.file.name=" + BootConformanceTest.LOG_FILE,
+        // not the default: Camel's health in Actuator names its checks only while one is down unless told to list
+        // them all; the first check reads them from a healthy start
+        "camel.health.exposure-level=full"})
+// the host stops when the class ends, not at the JVM's exit
+@DirtiesContext
+class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
+    private static final GivenSecrets SECRETS = GivenSecrets.random();
+    private static final int PORT = TestSocketUtils.findAvailableTcpPort();
+    static final String LOG_FILE = "target/boot-conformance.log";
+    private static final Path LOG = fresh(Path.of(LOG_FILE));
+    private static final RestartablePostgres POSTGRES = new RestartablePostgres();
+    private static final Sandbox SANDBOX = metakit();
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    @Autowired
+    CamelContext camelContext;
+
+    @DynamicPropertySource
+    static void properties(DynamicPropertyRegistry registry) {
+        registry.add("server.port", () -> PORT);
+        registry.add("logging.file.name", LOG::toString);
+        registry.add("spring.datasource.url", POSTGRES::jdbcUrl);
+        registry.add("spring.datasource.username", () -> RestartablePostgres.USER);
+        registry.add("spring.datasource.password", SECRETS::databasePassword);
+        registry.add("metakit.webhook.secret", SECRETS::webhookSecret);
+        registry.add("metakit.webhook.secret-previous", SECRETS::previousSecret);
+        registry.add("metakit.api.url", () -> SANDBOX.apiBaseUrl().toString());
+        registry.add("metakit.api.key", SECRETS::apiKey);
+        registry.add("metakit.ops.token", SECRETS::opsToken);
+        registry.add("metakit.accounts", () -> "1");
+    }
+
+    /** the log of this run only: one left by an earlier run is removed before Boot writes it again */
+    private static Path fresh(Path log) {
+        try {
+            Files.deleteIfExists(log);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return log;
+    }
+
+    private static Sandbox metakit() {
+        try {
+            return SECRETS.metakit(URI.create("http://127.0.0.1:" + PORT + "/hooks/metakit"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The bundle first, then what it stands on: Camel stopping without its database waits out its graceful stop
+     * (45 s). Spring closes the rest of the host after this class.
+     */
+    @AfterAll
+    void stop() throws IOException {
+        camelContext.stop();
+        SANDBOX.close();
+        POSTGRES.close();
+    }
+
+    @Override
+    protected RuntimeUnderTest runtime() {
+        return this;
+    }
+
+    @Override
+    public URI webhook() {
+        return URI.create("http://127.0.0.1:" + PORT + "/hooks/metakit");
+    }
+
+    @Override
+    public String webhookSecret() {
+        return SECRETS.webhookSecret();
+    }
+
+    @Override
+    public List<String> secrets() {
+        return SECRETS.all();
+    }
+
+    @Override
+    public Readiness readiness() throws Exception {
+        HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + PORT + "/actuator/health/readiness")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        return new Readiness(ready.statusCode() == 200, ready.body());
+    }
+
+    @Override
+    public DataSource database() {
+        return POSTGRES.dataSource();
+    }
+
+    @Override
+    public void stopDatabase() throws Exception {
+        POSTGRES.stop();
+    }
+
+    @Override
+    public void startDatabase() throws Exception {
+        POSTGRES.start();
+    }
+
+    @Override
+    public void leaveOutRoute(String routeId) throws Exception {
+        camelContext.getRouteController().stopRoute(routeId);
+        camelContext.removeRoute(routeId);
+    }
+
+    /**
+     * Camel's stop, as Spring's SIGTERM hook runs it when it closes the context (the rest of the context is the test's
+     * to close after the class).
+     */
+    @Override
+    public boolean stopAsOnSigterm() {
+        camelContext.stop();
+        return true;
+    }
+
+    @Override
+    public String log() throws Exception {
+        return Files.readString(LOG);
+    }
+}

@@ -1,0 +1,61 @@
+package dev.metakit.inbox.config;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.CamelContextAware;
+import org.apache.camel.ExtendedCamelContext;
+import org.apache.camel.util.SensitiveUtils;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Tells Camel which of the bundle's settings hold secrets, so that whatever Camel prints of them (camel-main's
+ * property-placeholders summary at INFO, on Quarkus and wherever a host runs camel-main) shows {@code xxxxxx}. Camel
+ * masks a key by its last word ({@code metakit.webhook.secret}: "secret"); {@code metakit.api.key} ("key") and
+ * {@code metakit.webhook.secret-previous} ("secretprevious") are not words it knows, so the bundle adds them to the
+ * context's additional sensitive keywords, after any the host has set: it only ever masks more.
+ */
+public class SecretSettings implements CamelContextAware {
+    /** every setting of the bundle that holds a secret */
+    public static final List<String> KEYS = List.of("metakit.webhook.secret", "metakit.webhook.secret-previous",
+            "metakit.api.key", "metakit.database.password", "metakit.ops.token");
+
+    private CamelContext camelContext;
+
+    /** The initMethod: adds the last words Camel does not already mask (once, however often it is called). */
+    public void register() {
+        ExtendedCamelContext ecc = camelContext.getCamelContextExtension();
+        Set<String> keywords = new LinkedHashSet<>();
+        String hosts = ecc.getAdditionalSensitiveKeywords();
+        if (hosts != null) {
+            for (String word : hosts.split(",")) {
+                if (!word.isBlank()) {
+                    keywords.add(word.trim());
+                }
+            }
+        }
+        for (String key : KEYS) {
+            if (!SensitiveUtils.containsSensitive(key)) {
+                keywords.add(lastWord(key));
+            }
+        }
+        ecc.setAdditionalSensitiveKeywords(String.join(",", keywords));
+    }
+
+    /** the word Camel compares: after the last dot, lower case, without dashes */
+    static String lastWord(String key) {
+        return key.substring(key.lastIndexOf('.') + 1).toLowerCase(Locale.ENGLISH).replace("-", "");
+    }
+
+    @Override
+    public void setCamelContext(CamelContext camelContext) {
+        this.camelContext = camelContext;
+    }
+
+    @Override
+    public CamelContext getCamelContext() {
+        return camelContext;
+    }
+}

@@ -1,0 +1,226 @@
+package dev.metakit.inbox.conformance;
+
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.regex.Pattern;
+
+import static dev.metakit.inbox.conformance.SignedDeliveries.body;
+import static dev.metakit.inbox.conformance.SignedDeliveries.now;
+import static dev.metakit.inbox.conformance.SignedDeliveries.param;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The promises the bundle makes in every runtime, as black-box checks over HTTP, written once: a runtime's test
+ * extends this class and says how to reach its {@link RuntimeUnderTest}, booted once for the class with the bundle's
+ * default settings. The checks run in order: the ones that take something away (the database, a route, the runtime
+ * itself) come last, and the log is read for secrets at the very end.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+public abstract class ConformanceChecks {
+    private static final String SIGNATURE = "X-MetaKit-Signature";
+    private static final String EVENT = "X-MetaKit-Event";
+    /** metakit.max-body-bytes, default */
+    private static final int MAX_BODY_BYTES = 1_048_576;
+    private static final Duration READINESS_CHANGE = Duration.ofSeconds(15);
+    private static final Pattern WARN_OR_ERROR = Pattern.compile("\\b(WARN|ERROR)\\b");
+
+    protected abstract RuntimeUnderTest runtime();
+
+    private SignedDeliveries deliveries() {
+        return new SignedDeliveries(runtime());
+    }
+
+    @Test
+    @Order(1)
+    void readinessIsUpAndListsTheBundlesChecks() throws Exception {
+        RuntimeUnderTest.Readiness readiness = runtime().readiness();
+        assertThat(readiness.up()).as(readiness.report()).isTrue();
+        assertThat(readiness.report()).contains("inbox-database").contains("essential-routes");
+    }
+
+    @Test
+    @Order(2)
+    void aSignedDeliveryIsStoredOnceAndItsCopyIsAnsweredDuplicate() throws Exception {
+        byte[] body = body();
+        long t = now();
+        String signature = deliveries().signature(t, body);
+
+        HttpResponse<String> first = deliveries().post(null, body, SIGNATURE, signature, EVENT, "position.opened");
+        HttpResponse<String> again = deliveries().post(null, body, SIGNATURE, signature, EVENT, "position.opened");
+
+        assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+        assertThat(first.body()).isEqualTo("stored");
+        assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
+        assertThat(again.body()).isEqualTo("duplicate");
+        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, body))).isEqualTo(1);
+    }
+
+    @Test
+    @Order(3)
+    void everyBadSignatureIsAnswered400WithItsReasonAndNothingIsStored() throws Exception {
+        byte[] body = body();
+        long t = now();
+        SignedDeliveries d = deliveries();
+        String wrongSecret = dev.metakit.inbox.sandbox.WebhookSender.signatureHeader(t,
+                List.of(dev.metakit.inbox.sandbox.WebhookSender.sign("whsec_not_the_secret", t, body)));
+        long before = InboxRows.all(runtime().database());
+
+        assertRejected(d.post(null, body), "missing signature header");
+        assertRejected(d.post(null, body, SIGNATURE, "v1=abc"), "malformed signature header");
+        assertRejected(d.post(null, body, SIGNATURE, wrongSecret), "signature mismatch");
+        assertRejected(d.post(null, body, SIGNATURE, d.signature(t - 3600, body)), "timestamp outside tolerance");
+        assertRejected(d.post(null, body, SIGNATURE, d.signature(t + 3600, body)), "timestamp outside tolerance");
+        byte[] tampered = Arrays.copyOf(body, body.length);
+        tampered[tampered.length - 3]++;
+        assertRejected(d.post(null, tampered, SIGNATURE, d.signature(t, body)), "signature mismatch");
+
+        assertThat(InboxRows.all(runtime().database())).isEqualTo(before);
+    }
+
+    @Test
+    @Order(4)
+    void aSignatureInTheQueryStringIsNoSignature() throws Exception {
+        byte[] body = body();
+        long t = now();
+        String signature = deliveries().signature(t, body);
+
+        assertRejected(deliveries().post(param(SIGNATURE, signature), body), "missing signature header");
+        assertRejected(deliveries().post(param(SIGNATURE.toLowerCase(), signature), body), "missing signature header");
+        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, body))).isZero();
+    }
+
+    @Test
+    @Order(5)
+    void aQueryParameterBesideTheRealHeadersCountsNeitherForNorAgainst() throws Exception {
+        byte[] body = body();
+        long t = now();
+        String signature = deliveries().signature(t, body);
+        String query = param(SIGNATURE, "t=1,v1=00") + "&" + param(EVENT, "evil.query") + "&"
+                + param(EVENT.toLowerCase(), "evil.lower");
+
+        HttpResponse<String> answer = deliveries().post(query, body, SIGNATURE, signature, EVENT, "position.opened");
+
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+        assertThat(answer.body()).isEqualTo("stored");
+        assertThat(InboxRows.event(runtime().database(), deliveries().key(t, body))).isEqualTo("position.opened");
+    }
+
+    @Test
+    @Order(6)
+    void aRepeatedSignatureOrEventHeaderIs400AndNothingIsStored() throws Exception {
+        byte[] body = body();
+        long t = now();
+        String signature = deliveries().signature(t, body);
+
+        assertRejected(deliveries().post(null, body, SIGNATURE, signature, EVENT, "position.opened", EVENT,
+                "evil.second"), "repeated signature or event header");
+        assertRejected(deliveries().post(null, body, SIGNATURE, signature, SIGNATURE, signature),
+                "repeated signature or event header");
+        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, body))).isZero();
+    }
+
+    @Test
+    @Order(7)
+    void aBodyOverTheLimitIsAnswered413AndNothingIsStoredWhileOneAtTheLimitIsStored() throws Exception {
+        byte[] over = paddedBody(MAX_BODY_BYTES + 1);
+        byte[] atLimit = paddedBody(MAX_BODY_BYTES);
+        long t = now();
+
+        HttpResponse<String> tooLarge = deliveries().post(null, over, SIGNATURE, deliveries().signature(t, over));
+        HttpResponse<String> fits = deliveries().post(null, atLimit, SIGNATURE, deliveries().signature(t, atLimit));
+
+        assertThat(tooLarge.statusCode()).as(tooLarge.body()).isEqualTo(413);
+        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, over))).isZero();
+        assertThat(fits.statusCode()).as(fits.body()).isEqualTo(200);
+        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, atLimit))).isEqualTo(1);
+    }
+
+    @Test
+    @Order(20)
+    void whileTheDatabaseIsDownReadinessIsDownNamingItAndDeliveriesAre503ThenBothComeBack() throws Exception {
+        runtime().stopDatabase();
+        try {
+            await().atMost(READINESS_CHANGE).pollInterval(Duration.ofMillis(200))
+                    .until(() -> !runtime().readiness().up());
+            assertThat(runtime().readiness().report()).contains("inbox-database");
+            HttpResponse<String> refused = deliveries().deliver(body());
+            assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
+            assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+        } finally {
+            runtime().startDatabase();
+        }
+        await().atMost(READINESS_CHANGE).pollInterval(Duration.ofMillis(200)).until(() -> runtime().readiness().up());
+        byte[] body = body();
+        await().atMost(READINESS_CHANGE).pollInterval(Duration.ofMillis(200))
+                .until(() -> deliveries().deliver(body).statusCode() == 200);
+    }
+
+    @Test
+    @Order(30)
+    void aRouteLeftOutMakesReadinessDownNamingItWithOneErrorLineAndDeliveriesAre503() throws Exception {
+        String leftOut = "metakit-reconcile-periodic";
+        runtime().leaveOutRoute(leftOut);
+
+        await().atMost(READINESS_CHANGE).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            RuntimeUnderTest.Readiness readiness = runtime().readiness();
+            assertThat(readiness.up()).as(readiness.report()).isFalse();
+            assertThat(readiness.report()).contains("essential-routes").contains(leftOut);
+        });
+        byte[] body = body();
+        long t = now();
+        HttpResponse<String> answer = deliveries().post(null, body, SIGNATURE, deliveries().signature(t, body));
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
+        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, body))).isZero();
+        await().atMost(READINESS_CHANGE).untilAsserted(() -> assertThat(runtime().log().lines()
+                .filter(line -> line.contains("ERROR") && line.contains("metakit-inbox is incomplete")))
+                .singleElement().asString().contains(leftOut));
+    }
+
+    @Test
+    @Order(90)
+    void stoppingAsOnSigtermIsQuiet() throws Exception {
+        long before = runtime().log().lines().count();
+
+        boolean stopped = runtime().stopAsOnSigterm();
+
+        assumeTrue(stopped, "this runtime hosts the test: it stops when the test JVM's run ends");
+        assertThat(runtime().log().lines().skip(before).filter(line -> WARN_OR_ERROR.matcher(line).find()).toList())
+                .as("WARN or ERROR lines while stopping").isEmpty();
+    }
+
+    @Test
+    @Order(100)
+    void noSecretTheRuntimeWasGivenAppearsAnywhereInItsLog() throws Exception {
+        String log = runtime().log();
+        assertThat(log).as("the runtime's log").isNotBlank();
+        for (String secret : runtime().secrets()) {
+            assertThat(log.lines().filter(line -> line.contains(secret)).toList())
+                    .as("lines of the log holding a secret").isEmpty();
+        }
+    }
+
+    private static void assertRejected(HttpResponse<String> answer, String reason) {
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(400);
+        assertThat(answer.body()).isEqualTo(reason);
+    }
+
+    /** A valid delivery body of exactly {@code size} bytes (JSON padded with spaces). */
+    private static byte[] paddedBody(int size) {
+        byte[] json = body();
+        byte[] padded = Arrays.copyOf(json, size);
+        Arrays.fill(padded, json.length - 1, size - 1, (byte) ' ');
+        padded[size - 1] = '}';
+        return padded;
+    }
+}

@@ -1,0 +1,45 @@
+package dev.metakit.inbox.conformance;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/** What the inbox table holds, read over the test's own connection. */
+final class InboxRows {
+    private InboxRows() {
+    }
+
+    /** How many rows the inbox holds under {@code deliveryKey} (0 or 1). */
+    static int count(DataSource db, String deliveryKey) throws SQLException {
+        try (Connection c = db.getConnection();
+             PreparedStatement s = c.prepareStatement("select count(*) from webhook_inbox where delivery_key = ?")) {
+            s.setString(1, deliveryKey);
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /** The stored event of the row under {@code deliveryKey}, or null when there is none. */
+    static String event(DataSource db, String deliveryKey) throws SQLException {
+        try (Connection c = db.getConnection();
+             PreparedStatement s = c.prepareStatement("select event from webhook_inbox where delivery_key = ?")) {
+            s.setString(1, deliveryKey);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    /** Every row the inbox holds. */
+    static long all(DataSource db) throws SQLException {
+        try (Connection c = db.getConnection();
+             ResultSet rs = c.createStatement().executeQuery("select count(*) from webhook_inbox")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
