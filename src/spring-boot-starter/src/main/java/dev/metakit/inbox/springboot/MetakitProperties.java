@@ -99,6 +99,8 @@ public class MetakitProperties {
         private String embeddedDir = "data/postgres";
         /** The pool size of the bundle's own pool (with url). */
         private int poolSize = 16;
+        /** The schema of the bundle's tables and migration history (created when absent), beside the host's. */
+        private String schema = "metakit";
 
         public String getDataSourceBean() { return dataSourceBean; }
         public void setDataSourceBean(String dataSourceBean) { this.dataSourceBean = dataSourceBean; }
@@ -112,6 +114,8 @@ public class MetakitProperties {
         public void setEmbeddedDir(String embeddedDir) { this.embeddedDir = embeddedDir; }
         public int getPoolSize() { return poolSize; }
         public void setPoolSize(int poolSize) { this.poolSize = poolSize; }
+        public String getSchema() { return schema; }
+        public void setSchema(String schema) { this.schema = schema; }
     }
 
     /** The inbox writer's group commit. */
