@@ -72,6 +72,8 @@ final class EarlierLayout {
                        to_regclass(format('%I.%I', n.nspname, ?)) is not null
                   from pg_namespace n
                  where n.nspname <> ?
+                   and n.nspname not like 'pg\\_%' and n.nspname <> 'information_schema'
+                   and has_schema_privilege(n.oid, 'USAGE')
                    and to_regclass(format('%I.webhook_inbox', n.nspname)) is not null
                    and (to_regclass(format('%I.%I', n.nspname, ?)) is not null
                         or to_regclass(format('%I.%I', n.nspname, ?)) is not null)

@@ -128,6 +128,11 @@ public final class TestDatabase {
         return firstColumn(dataSource(), sql, rs -> rs.getString(1));
     }
 
+    /** The first column of the first row of a query, as a string, on any database. */
+    public static String text(DataSource on, String sql) {
+        return firstColumn(on, sql, rs -> rs.getString(1));
+    }
+
     private interface Column<T> {
         T read(ResultSet rs) throws SQLException;
     }
