@@ -62,8 +62,10 @@ final class EarlierLayout {
     }
 
     /**
-     * The earlier install in this database, outside the bundle's schema: a schema with the bundle's inbox table and
-     * the bundle's history. None: a new install. More than one: the operator says which (one line).
+     * The earlier install where the earlier build put it: a schema of the connection's own search_path (the
+     * connection as the user configured it, without the bundle's schema) that holds the bundle's inbox table and
+     * history. Another application's schema in the same database is never looked at. None: a new install. More than
+     * one: the operator says which (one line).
      */
     static Optional<EarlierLayout> find(Connection c, InboxSchema target) throws SQLException {
         List<EarlierLayout> found = new ArrayList<>();
@@ -72,7 +74,7 @@ final class EarlierLayout {
                        to_regclass(format('%I.%I', n.nspname, ?)) is not null
                   from pg_namespace n
                  where n.nspname <> ?
-                   and n.nspname not like 'pg\\_%' and n.nspname <> 'information_schema'
+                   and n.nspname = any (current_schemas(false))
                    and has_schema_privilege(n.oid, 'USAGE')
                    and to_regclass(format('%I.webhook_inbox', n.nspname)) is not null
                    and (to_regclass(format('%I.%I', n.nspname, ?)) is not null

@@ -97,6 +97,8 @@ public class InboxDatabase extends ContextBean implements DataSource {
         // no connection at construction: a database that is down at startup is reported by migrate() below
         config.setInitializationFailTimeout(-1);
         applyConnectionDefaults(server, settings.embedded() ? null : settings.jdbcUrl());
+        // the connections as the settings give them, where an earlier build kept its tables (InboxMigrations)
+        DataSource asConfigured = copy(server);
         // the bundle's schema on every connection as it is made: no statement per borrow (the ack path's insert
         // is one round trip); it wins over a currentSchema in the URL, the URL being the host's database's
         server.setCurrentSchema(schema.name());
@@ -104,7 +106,7 @@ public class InboxDatabase extends ContextBean implements DataSource {
         connector = new ServerWaitingDataSource(server, Duration.ofSeconds(30));
         config.setDataSource(connector);
         pool = new HikariDataSource(config);
-        migrate(pool, schema, settings.describe());
+        migrate(pool, asConfigured, schema, settings.describe());
         active = pool;
         LOG.info("Database ready: {}, schema {}", settings.embedded() ? "embedded PostgreSQL, data in "
                 + embeddedDataDirectory : settings.describe(), schema);
@@ -150,19 +152,28 @@ public class InboxDatabase extends ContextBean implements DataSource {
         }
         String description = "the host's DataSource '" + beanName + "'";
         // the bundle's migrations and tables in their own schema, beside the host's (InboxMigrations)
-        migrate(found, schema, description);
+        migrate(found, found, schema, description);
         active = new SchemaBoundDataSource(found, schema);
         LOG.info("Database ready: {}, schema {}", description, schema);
     }
 
-    private static void migrate(DataSource dataSource, InboxSchema schema, String description) {
+    private static void migrate(DataSource dataSource, DataSource asConfigured, InboxSchema schema,
+                                String description) {
         try {
-            InboxMigrations.migrate(dataSource, schema);
+            InboxMigrations.migrate(dataSource, asConfigured, schema);
         } catch (ConfigurationException e) {
             throw e;
         } catch (RuntimeException e) {
             throw new ConfigurationException("database " + description + " is not usable: " + rootMessage(e), e);
         }
+    }
+
+    private static org.postgresql.ds.PGSimpleDataSource copy(org.postgresql.ds.PGSimpleDataSource server) {
+        org.postgresql.ds.PGSimpleDataSource copy = new org.postgresql.ds.PGSimpleDataSource();
+        copy.setUrl(server.getUrl());
+        copy.setUser(server.getUser());
+        copy.setPassword(server.getPassword());
+        return copy;
     }
 
     private static EmbeddedPostgreSQL startEmbedded(Path dataDirectory) {

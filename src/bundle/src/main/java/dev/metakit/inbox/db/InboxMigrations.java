@@ -39,13 +39,21 @@ public final class InboxMigrations {
         return migrate(dataSource, InboxSchema.of(null));
     }
 
+    /** {@link #migrate(DataSource, DataSource, InboxSchema)} with one DataSource for both. */
+    public static MigrateResult migrate(DataSource dataSource, InboxSchema schema) {
+        return migrate(dataSource, dataSource, schema);
+    }
+
     /**
      * Prepares the schema, then applies the bundle's pending migrations there (Flyway takes a PostgreSQL advisory
-     * lock of its own). Any connection's {@code search_path} will do: every name is qualified, and Flyway puts its
-     * own back.
+     * lock of its own). Every name is qualified, and Flyway puts back the {@code search_path} of the connection it
+     * used.
+     *
+     * @param asConfigured connections with the search_path the user's settings give (not the bundle's schema): where
+     *                     an earlier build put its tables, and where they are looked for
      */
-    public static MigrateResult migrate(DataSource dataSource, InboxSchema schema) {
-        prepare(dataSource, schema);
+    public static MigrateResult migrate(DataSource dataSource, DataSource asConfigured, InboxSchema schema) {
+        prepare(asConfigured, schema);
         return Flyway.configure().dataSource(dataSource).locations(LOCATION)
                 .schemas(schema.name()).defaultSchema(schema.name()).createSchemas(false).table(HISTORY_TABLE)
                 .connectRetries(0).load().migrate();
