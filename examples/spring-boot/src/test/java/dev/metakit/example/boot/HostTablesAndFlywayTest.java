@@ -122,7 +122,9 @@ class HostTablesAndFlywayTest {
         Class<?>[] sources = new Class<?>[more.length + 1];
         sources[0] = InboxHostApplication.class;
         System.arraycopy(more, 0, sources, 1, more.length);
-        return new SpringApplicationBuilder(sources).properties(p).run();
+        // as command-line arguments: over application.yaml, as a deployment's settings are
+        String[] args = p.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new);
+        return new SpringApplicationBuilder(sources).run(args);
     }
 
     /** One signed delivery, answered "stored", then processed by the bundle's worker. */
