@@ -2,6 +2,7 @@ package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.EnvironmentNames;
 import dev.metakit.inbox.db.DatabaseSettings;
+import dev.metakit.inbox.db.InboxSchema;
 import dev.metakit.inbox.feed.FeedMaintenance;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -12,8 +13,8 @@ import java.util.Map;
 
 /**
  * Operators' command line against the bundle's database ({@code METAKIT_DATABASE_URL}, {@code METAKIT_DATABASE_USER},
- * {@code METAKIT_DATABASE_PASSWORD} or their aliases {@code DATABASE_URL}, ..., as the bundle reads them:
- * {@link EnvironmentNames}). The running bundle's worker does the work within a poll.
+ * {@code METAKIT_DATABASE_PASSWORD} or their aliases {@code DATABASE_URL}, ..., and {@code METAKIT_DATABASE_SCHEMA}, as
+ * the bundle reads them: {@link EnvironmentNames}). The running bundle's worker does the work within a poll.
  *
  * <pre>
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand replay --account 2 --from 2026-12-01T00:00:00Z --to 2026-12-02T00:00:00Z
@@ -34,7 +35,7 @@ public final class InboxCommand {
               INSTANT is ISO-8601 UTC (2026-12-01T00:00:00Z); --from is inclusive, --to exclusive (received_at).
               The database is METAKIT_DATABASE_URL (jdbc:postgresql://... or postgres://user:pass@host/db),
               METAKIT_DATABASE_USER and METAKIT_DATABASE_PASSWORD, or their aliases DATABASE_URL, DATABASE_USER and
-              DATABASE_PASSWORD, as the bundle reads them.""";
+              DATABASE_PASSWORD, as the bundle reads them; its tables in METAKIT_DATABASE_SCHEMA (default metakit).""";
 
     private InboxCommand() {
     }
@@ -159,6 +160,9 @@ public final class InboxCommand {
         ds.setUrl(settings.jdbcUrl());
         ds.setUser(settings.user());
         ds.setPassword(settings.password());
+        // the bundle's tables, in its schema (METAKIT_DATABASE_SCHEMA, as the bundle reads it)
+        ds.setCurrentSchema(InboxSchema.of(EnvironmentNames.read("metakit.database.schema", env::get).orElse(null))
+                .name());
         return ds;
     }
 }
