@@ -76,15 +76,14 @@ final class SchemaBoundDataSource implements DataSource {
     private void release(Connection c, String hostPath) throws SQLException {
         try {
             if (!c.getAutoCommit()) {
-                // what the bundle left uncommitted is rolled back by the pool anyway; the restore must not go with it
+                // what the bundle left uncommitted is rolled back by the pool anyway; the restore must not go with
+                // it, nor wait for a commit (the pool puts its own autocommit back, as after any borrower)
                 c.rollback();
+                c.setAutoCommit(true);
             }
             try (PreparedStatement s = c.prepareStatement(RESTORE)) {
                 s.setString(1, hostPath);
                 s.execute();
-            }
-            if (!c.getAutoCommit()) {
-                c.commit();
             }
         } catch (SQLException | RuntimeException e) {
             discard(c);
