@@ -145,6 +145,40 @@ class SchemaOfItsOwnTest {
     }
 
     @Test
+    void aSchemaAnOperatorMadeWithoutGrantingItsUseStopsStartupWithOneLineSayingWhatToGrant() throws Exception {
+        String url = TestDatabase.createDatabase();
+        DataSource owner = TestDatabase.on(url, TestDatabase.user(), TestDatabase.password());
+        String role = "inbox_app_" + Long.toHexString(System.nanoTime());
+        exec(owner, "create role " + role + " login password 'app-password'");
+        exec(owner, "create schema metakit");
+
+        try (InboxDatabase inbox = ownPool(url)) {
+            inbox.setUser(role);
+            inbox.setPassword("app-password");
+            assertThatThrownBy(inbox::start).isInstanceOf(ConfigurationException.class)
+                    .hasMessage("the database role " + role + " may not use the schema metakit that holds the"
+                            + " bundle's tables: as its owner run \"grant usage, create on schema metakit to " + role
+                            + "\", or set metakit.database.schema (METAKIT_DATABASE_SCHEMA) to a schema it may use");
+        }
+    }
+
+    @Test
+    void aSchemaThatHoldsTablesOfSomeoneElseIsRefusedInOneLine() throws Exception {
+        String url = TestDatabase.createDatabase();
+        DataSource db = TestDatabase.on(url, TestDatabase.user(), TestDatabase.password());
+        exec(db, "create schema metakit");
+        exec(db, "create table metakit.invoices (id bigint)");
+
+        try (InboxDatabase inbox = ownPool(url)) {
+            assertThatThrownBy(inbox::start).isInstanceOf(ConfigurationException.class)
+                    .hasMessage("the schema metakit holds tables that are not the bundle's [invoices]: set"
+                            + " metakit.database.schema (METAKIT_DATABASE_SCHEMA) to a schema of its own");
+        }
+        assertThat(strings(db, "select tablename from pg_tables where schemaname = 'metakit'"))
+                .containsExactly("invoices");
+    }
+
+    @Test
     void aSchemaNameThatIsNoPlainIdentifierIsAConfigurationError() {
         for (String bad : List.of("Metakit", "metakit; drop table x", "pg_inbox", "1inbox", "meta-kit")) {
             assertThatThrownBy(() -> new InboxDatabase().setSchema(bad)).as(bad)
