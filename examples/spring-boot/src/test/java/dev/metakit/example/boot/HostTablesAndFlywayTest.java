@@ -1,5 +1,6 @@
 package dev.metakit.example.boot;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
@@ -24,9 +25,12 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -58,6 +62,39 @@ class HostTablesAndFlywayTest {
         String database = newDatabase();
         try (ConfigurableApplicationContext host = start(database, Map.of("spring.flyway.locations", HOST_MIGRATIONS))) {
             assertADeliveryIsProcessed(host);
+            assertHostTablesAreTheHosts(host);
+        }
+    }
+
+    @Test
+    void onTheHostsOwnPoolTooWhenTheHostOptsIn() throws Exception {
+        String database = newDatabase();
+        // not the default pool arrangement: the bundle borrows from Boot's DataSource, each connection given back with
+        // the host's search_path, which the host's own queries below rely on (unqualified, as a host writes them)
+        try (ConfigurableApplicationContext host = start(database, Map.of("spring.flyway.locations", HOST_MIGRATIONS,
+                "metakit.database.data-source-bean", "dataSource"))) {
+            assertADeliveryIsProcessed(host);
+            // every connection the pool holds idle, the ones the bundle used among them, has the host's path
+            HikariDataSource pool = host.getBean("dataSource", HikariDataSource.class);
+            List<Connection> idle = new ArrayList<>();
+            try {
+                for (int i = pool.getHikariPoolMXBean().getIdleConnections(); i > 0; i--) {
+                    idle.add(pool.getConnection());
+                }
+                assertThat(idle).hasSizeGreaterThan(1);
+                for (Connection c : idle) {
+                    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+                            "select current_setting('search_path'), (select holder from accounts)")) {
+                        rs.next();
+                        assertThat(rs.getString(1)).isEqualTo("\"$user\", public");
+                        assertThat(rs.getString(2)).isEqualTo("host");
+                    }
+                }
+            } finally {
+                for (Connection c : idle) {
+                    c.close();
+                }
+            }
             assertHostTablesAreTheHosts(host);
         }
     }
