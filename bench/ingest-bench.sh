@@ -150,10 +150,10 @@ prepare_db() {
   fi
 }
 
-schema_ready() { psql_db -c "select to_regclass('public.webhook_inbox') is not null" 2>/dev/null | grep -q t; }
+schema_ready() { psql_db -c "select to_regclass('metakit.webhook_inbox') is not null" 2>/dev/null | grep -q t; }
 
 reset_table() {
-  psql_db -c "truncate webhook_inbox" -c "do \$\$ begin if to_regclass('ours_base.webhook_inbox') is not null then
+  psql_db -c "truncate metakit.webhook_inbox" -c "do \$\$ begin if to_regclass('ours_base.webhook_inbox') is not null then
           truncate ours_base.webhook_inbox; end if; end \$\$" -c "checkpoint" >/dev/null
 }
 

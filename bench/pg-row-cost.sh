@@ -69,14 +69,14 @@ pending_indexes() { # $1 table name
 }
 {
   echo "drop schema if exists rowcost cascade; create schema rowcost;"
-  echo 'create table rowcost."full" (like public.webhook_inbox including all);'
-  echo 'create table rowcost."full-no-pend" (like public.webhook_inbox including defaults including constraints);'
+  echo 'create table rowcost."full" (like metakit.webhook_inbox including all);'
+  echo 'create table rowcost."full-no-pend" (like metakit.webhook_inbox including defaults including constraints);'
   echo 'alter table rowcost."full-no-pend" add primary key (delivery_key);'
   echo "create index on rowcost.\"full-no-pend\" (account_id, next_attempt_at) where processed_at is null and failed_at is null;"
-  echo 'create table rowcost."full-no-acct" (like public.webhook_inbox including defaults including constraints);'
+  echo 'create table rowcost."full-no-acct" (like metakit.webhook_inbox including defaults including constraints);'
   echo 'alter table rowcost."full-no-acct" add primary key (delivery_key);'
   echo "create index on rowcost.\"full-no-acct\" (next_attempt_at) where processed_at is null and failed_at is null;"
-  echo 'create table rowcost."full-pk" (like public.webhook_inbox including defaults including constraints);'
+  echo 'create table rowcost."full-pk" (like metakit.webhook_inbox including defaults including constraints);'
   echo 'alter table rowcost."full-pk" add primary key (delivery_key);'
   narrow_ddl narrow; pending_indexes narrow
   narrow_ddl narrow-pk

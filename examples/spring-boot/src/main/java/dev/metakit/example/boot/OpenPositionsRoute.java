@@ -9,8 +9,8 @@ import java.util.Map;
 
 /**
  * The host's own route, in Java DSL, on what the bundle keeps: the open positions of an account as the bundle last
- * reconciled them from MetaKit ({@code positions}, in this application's database), served as JSON on this
- * application's port beside the webhook.
+ * reconciled them from MetaKit ({@code metakit.positions}: the bundle's schema in this application's database),
+ * served as JSON on this application's port beside the webhook.
  */
 @Component
 public class OpenPositionsRoute extends RouteBuilder {
@@ -32,7 +32,7 @@ public class OpenPositionsRoute extends RouteBuilder {
     }
 
     private List<Map<String, Object>> openPositions(long accountId) {
-        return jdbc.queryForList("select ticket, symbol, type, volume, price_open, sl, tp from positions"
+        return jdbc.queryForList("select ticket, symbol, type, volume, price_open, sl, tp from metakit.positions"
                 + " where account_id = ? and status = 'open' order by ticket", accountId);
     }
 }

@@ -71,6 +71,8 @@ class InboxHostApplicationTest {
     DataSource dataSource;
     @Autowired
     JdbcTemplate jdbc;
+    @Autowired
+    org.apache.camel.CamelContext camel;
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
@@ -95,8 +97,12 @@ class InboxHostApplicationTest {
     @Test
     @Order(1)
     void theMigrationsRanOnBootsDataSourceInAHistoryTableOfTheirOwn() {
-        assertThat(jdbc.queryForObject("select count(*) from metakit_schema_history where success and version <> '0'",
-                Long.class)).isGreaterThanOrEqualTo(6);
+        assertThat(jdbc.queryForObject("select count(*) from metakit.metakit_schema_history where success",
+                Long.class)).isGreaterThanOrEqualTo(9);
+        // the bundle's tables in its own schema: none in the host's
+        assertThat(jdbc.queryForObject("select count(*) from pg_tables where schemaname = 'public'"
+                + " and tablename in ('webhook_inbox', 'accounts', 'positions', 'metakit_schema_history')", Long.class))
+                .isZero();
         // Boot's own Flyway (the host's, classpath:db/migration) keeps its history apart and never sees the bundle's
         assertThat(jdbc.queryForObject("select to_regclass('flyway_schema_history') is null"
                 + " or not exists (select 1 from flyway_schema_history where script like 'V%__webhook_inbox.sql')",
@@ -112,19 +118,19 @@ class InboxHostApplicationTest {
         assertThat(SANDBOX.quiesce(Duration.ofSeconds(30))).as("sandbox deliveries settle").isTrue();
 
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() -> {
-            assertThat(jdbc.queryForObject("select count(*) from webhook_inbox where processed_at is null",
+            assertThat(jdbc.queryForObject("select count(*) from metakit.webhook_inbox where processed_at is null",
                     Long.class)).as("rows not processed yet").isZero();
-            assertThat(Convergence.check(SANDBOX.truth(), dataSource).differences())
+            assertThat(Convergence.check(SANDBOX.truth(), inboxDataSource()).differences())
                     .as("positions that differ from the sandbox's truth").isEmpty();
         });
-        assertThat(jdbc.queryForObject("select count(*) from webhook_inbox where failed_at is not null", Long.class))
+        assertThat(jdbc.queryForObject("select count(*) from metakit.webhook_inbox where failed_at is not null", Long.class))
                 .isZero();
         // the change feed (its default outlet, a log) publishes what the reconciles changed
-        assertThat(jdbc.queryForObject("select count(*) from position_changes", Long.class)).isPositive();
+        assertThat(jdbc.queryForObject("select count(*) from metakit.position_changes", Long.class)).isPositive();
         await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
-                "select count(*) from position_changes where published_at is null", Long.class) == 0);
+                "select count(*) from metakit.position_changes where published_at is null", Long.class) == 0);
         // the periodic full reconcile ran for the configured accounts
-        assertThat(jdbc.queryForObject("select count(*) from accounts", Long.class)).isPositive();
+        assertThat(jdbc.queryForObject("select count(*) from metakit.accounts", Long.class)).isPositive();
     }
 
     @Test
@@ -146,7 +152,7 @@ class InboxHostApplicationTest {
         assertThat(forged.statusCode()).isEqualTo(400);
 
         await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
-                "select count(*) from webhook_inbox where processed_at is null", Long.class) == 0);
+                "select count(*) from metakit.webhook_inbox where processed_at is null", Long.class) == 0);
     }
 
     @Test
@@ -164,7 +170,7 @@ class InboxHostApplicationTest {
                         .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(inQuery.statusCode()).as(inQuery.body()).isEqualTo(400);
-        assertThat(jdbc.queryForObject("select count(*) from webhook_inbox where body::text like '%\"ticket\":77%'",
+        assertThat(jdbc.queryForObject("select count(*) from metakit.webhook_inbox where body::text like '%\"ticket\":77%'",
                 Long.class)).isZero();
 
         // over metakit.max-body-bytes (1 MiB by default): 413, as the standalone run's server answers
@@ -262,6 +268,11 @@ class InboxHostApplicationTest {
         // Camel's health (in the readiness group) names the bundle's database check as the one that is down
         assertThat(get("/actuator/health/readiness").body()).contains("inbox-database");
         assertThat(get("/actuator/health/liveness").statusCode()).isEqualTo(200);
+    }
+
+    /** The bundle's DataSource: its connections find the bundle's tables (Convergence reads positions). */
+    private DataSource inboxDataSource() {
+        return camel.getRegistry().lookupByNameAndType("inboxDataSource", DataSource.class);
     }
 
     private static Position anyOpenPosition() {

@@ -22,7 +22,9 @@ import java.util.Optional;
  * The bundle's DataSource, with the schema migrated by Flyway before the first connection is handed out: a HikariCP
  * pool on the configured PostgreSQL, or on an embedded one when no URL is set, or, when
  * {@code metakit.database.data-source-bean} names one, the host application's own DataSource (a Spring Boot
- * application's pool, say), which it then only passes through and never closes. Declared as a bean in
+ * application's pool, say), which it then lends with the bundle's schema as each connection's path
+ * ({@link SchemaBoundDataSource}) and never closes. Every connection it hands out resolves the bundle's unqualified
+ * table names in the bundle's schema ({@code metakit.database.schema}). Declared as a bean in
  * {@code routes/beans.camel.yaml}; it starts (the pool, the embedded server, the migration) when the CamelContext
  * starts and stops after the routes did.
  */
@@ -48,6 +50,7 @@ public class InboxDatabase extends ContextBean implements DataSource {
     private String embeddedDataDirectory;
     private Integer poolSize;
     private String hostDataSourceBean;
+    private InboxSchema schema = InboxSchema.of(null);
 
     private volatile DataSource active;
     private EmbeddedPostgreSQL embedded;
@@ -96,15 +99,20 @@ public class InboxDatabase extends ContextBean implements DataSource {
         // no connection at construction: a database that is down at startup is reported by migrate() below
         config.setInitializationFailTimeout(-1);
         applyConnectionDefaults(server, settings.embedded() ? null : settings.jdbcUrl());
+        // the connections as the settings give them, where an earlier build kept its tables (InboxMigrations)
+        DataSource asConfigured = copy(server);
+        // the bundle's schema on every connection as it is made: no statement per borrow (the ack path's insert
+        // is one round trip); it wins over a currentSchema in the URL, the URL being the host's database's
+        server.setCurrentSchema(schema.name());
         // the pool reconnects within moments of the server's return, whatever the outage's length
         connector = new ServerWaitingDataSource(server, Duration.ofSeconds(30));
         config.setDataSource(connector);
         pool = new HikariDataSource(config);
         measurePool();
-        migrate(pool, settings.describe());
+        migrate(pool, asConfigured, schema, settings.describe());
         active = pool;
-        LOG.info("Database ready: {}", settings.embedded() ? "embedded PostgreSQL, data in " + embeddedDataDirectory
-                : settings.describe());
+        LOG.info("Database ready: {}, schema {}", settings.embedded() ? "embedded PostgreSQL, data in "
+                + embeddedDataDirectory : settings.describe(), schema);
     }
 
     /**
@@ -146,18 +154,29 @@ public class InboxDatabase extends ContextBean implements DataSource {
                     + "', but there is no other DataSource of that name");
         }
         String description = "the host's DataSource '" + beanName + "'";
-        // the bundle's migrations in their own history table, beside the host's (InboxMigrations)
-        migrate(found, description);
-        active = found;
-        LOG.info("Database ready: {}", description);
+        // the bundle's migrations and tables in their own schema, beside the host's (InboxMigrations)
+        migrate(found, found, schema, description);
+        active = new SchemaBoundDataSource(found, schema);
+        LOG.info("Database ready: {}, schema {}", description, schema);
     }
 
-    private static void migrate(DataSource dataSource, String description) {
+    private static void migrate(DataSource dataSource, DataSource asConfigured, InboxSchema schema,
+                                String description) {
         try {
-            InboxMigrations.migrate(dataSource);
+            InboxMigrations.migrate(dataSource, asConfigured, schema);
+        } catch (ConfigurationException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new ConfigurationException("database " + description + " is not usable: " + rootMessage(e), e);
         }
+    }
+
+    private static org.postgresql.ds.PGSimpleDataSource copy(org.postgresql.ds.PGSimpleDataSource server) {
+        org.postgresql.ds.PGSimpleDataSource copy = new org.postgresql.ds.PGSimpleDataSource();
+        copy.setUrl(server.getUrl());
+        copy.setUser(server.getUser());
+        copy.setPassword(server.getPassword());
+        return copy;
     }
 
     private static EmbeddedPostgreSQL startEmbedded(Path dataDirectory) {
@@ -269,5 +288,7 @@ public class InboxDatabase extends ContextBean implements DataSource {
     public void setPoolSize(int poolSize) { this.poolSize = poolSize; }
     /** The name of the host's own DataSource to use instead of a pool of ours; blank: none. */
     public void setHostDataSourceBean(String name) { this.hostDataSourceBean = name; }
+    /** The schema of the bundle's tables and migration history; blank: {@value InboxSchema#DEFAULT}. */
+    public void setSchema(String schema) { this.schema = InboxSchema.of(schema); }
 
 }

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.db;
 
+import dev.metakit.inbox.config.ConfigurationException;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
 
@@ -9,66 +10,94 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The bundle's schema migrations, beside whatever a host migrates in the same schema: a location of their own
+ * The bundle's schema migrations, in the bundle's schema ({@link InboxSchema}): a location of their own
  * ({@value #LOCATION}, not Flyway's and Spring Boot's default {@code db/migration}) and a history table of their own
- * ({@value #HISTORY_TABLE}), so a host's {@code V1} never meets the bundle's.
+ * ({@value #HISTORY_TABLE}) inside that schema. A host's Flyway, on its own schema, finds neither the bundle's tables
+ * nor its history, whichever of the two runs first.
  *
- * <p>Databases migrated before the bundle had its own table recorded {@code V1}..{@code V6} in Flyway's default
- * {@code flyway_schema_history}. When the bundle's table is absent and that one lists the bundle's scripts, the
- * bundle's history starts from a baseline at the highest of them: those installs carry on with the next migration.
- * The old rows stay where they are (that table may be the host's).
+ * <p>Before Flyway runs, in one transaction under an advisory lock (instances starting together do it once): the
+ * schema is created when absent, and an install from before the schema of its own ({@link EarlierLayout}) is moved
+ * into it.
  */
 public final class InboxMigrations {
     public static final String LOCATION = "classpath:db/metakit";
     public static final String HISTORY_TABLE = "metakit_schema_history";
-    /** Flyway's default history table, where the bundle's migrations were recorded before it had its own. */
-    static final String SHARED_HISTORY_TABLE = "flyway_schema_history";
-    /** the scripts the bundle ever recorded in {@value #SHARED_HISTORY_TABLE}; later ones go to its own table only */
-    static final List<String> SCRIPTS_RECORDED_IN_SHARED_HISTORY = List.of("V1__webhook_inbox.sql",
-            "V2__positions_and_accounts.sql", "V3__inbox_pending_by_account.sql", "V4__inbox_account_backoff.sql",
-            "V5__inbox_instances.sql", "V6__position_changes.sql");
+    /** the advisory lock of the schema's preparation: "metakit-inbox schema" */
+    private static final long PREPARATION_LOCK = 0x6d6b2d7363686d61L;
 
     private static final int FIRST_CONNECTION_ATTEMPTS = 3;
 
     private InboxMigrations() {
     }
 
-    /**
-     * Applies the bundle's pending migrations (Flyway takes a PostgreSQL advisory lock: instances starting together
-     * migrate once). In a schema that holds other tables (a host's) the bundle's history starts at a baseline: version
-     * 0 on a schema the bundle never migrated, or the last version an earlier install recorded.
-     */
+    /** {@link #migrate(DataSource, InboxSchema)} into the default schema, {@value InboxSchema#DEFAULT}. */
     public static MigrateResult migrate(DataSource dataSource) {
-        return Flyway.configure().dataSource(dataSource).locations(LOCATION).table(HISTORY_TABLE)
-                .baselineOnMigrate(true).baselineVersion(String.valueOf(carriedOverVersion(dataSource)))
-                .baselineDescription("metakit-inbox baseline").connectRetries(0).load().migrate();
+        return migrate(dataSource, InboxSchema.of(null));
     }
 
-    /** The last of the bundle's versions recorded in the shared history table, when the bundle's own is absent. */
-    static int carriedOverVersion(DataSource dataSource) {
+    /** {@link #migrate(DataSource, DataSource, InboxSchema)} with one DataSource for both. */
+    public static MigrateResult migrate(DataSource dataSource, InboxSchema schema) {
+        return migrate(dataSource, dataSource, schema);
+    }
+
+    /**
+     * Prepares the schema, then applies the bundle's pending migrations there (Flyway takes a PostgreSQL advisory
+     * lock of its own). Every name is qualified, and Flyway puts back the {@code search_path} of the connection it
+     * used.
+     *
+     * @param asConfigured connections with the search_path the user's settings give (not the bundle's schema): where
+     *                     an earlier build put its tables, and where they are looked for
+     */
+    public static MigrateResult migrate(DataSource dataSource, DataSource asConfigured, InboxSchema schema) {
+        prepare(asConfigured, schema);
+        return Flyway.configure().dataSource(dataSource).locations(LOCATION)
+                .schemas(schema.name()).defaultSchema(schema.name()).createSchemas(false).table(HISTORY_TABLE)
+                .connectRetries(0).load().migrate();
+    }
+
+    /** Creates the schema or moves an earlier install into it, in one transaction. */
+    static void prepare(DataSource dataSource, InboxSchema schema) {
         try (Connection c = firstConnection(dataSource)) {
-            if (tableExists(c, HISTORY_TABLE) || !tableExists(c, SHARED_HISTORY_TABLE)) {
-                return 0;
-            }
-            try (PreparedStatement s = c.prepareStatement("select max(cast(version as integer)) from "
-                    + SHARED_HISTORY_TABLE + " where success and script = any (?)")) {
-                s.setArray(1, c.createArrayOf("text", SCRIPTS_RECORDED_IN_SHARED_HISTORY.toArray()));
-                try (ResultSet r = s.executeQuery()) {
-                    return r.next() ? r.getInt(1) : 0;
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try {
+                try (PreparedStatement lock = c.prepareStatement("select pg_advisory_xact_lock(?)")) {
+                    lock.setLong(1, PREPARATION_LOCK);
+                    lock.execute();
                 }
+                boolean hasHistory = SchemaSetup.exists(c, schema) && tableExists(c, schema, HISTORY_TABLE);
+                SchemaSetup.prepare(c, schema, !hasHistory);
+                if (!hasHistory) {
+                    List<String> foreign = tables(c, schema);
+                    if (!foreign.isEmpty()) {
+                        throw new ConfigurationException("the schema " + schema + " holds tables that are not the "
+                                + "bundle's " + foreign + ": set " + InboxSchema.SETTING + " to a schema of its own");
+                    }
+                    var earlier = EarlierLayout.find(c, schema);
+                    if (earlier.isPresent()) {
+                        earlier.get().moveInto(c, schema);
+                    }
+                }
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {
-            throw new IllegalStateException("could not read the schema history: " + e.getMessage(), e);
+            throw new IllegalStateException("could not prepare the schema " + schema + ": " + e.getMessage(), e);
         }
     }
 
     /**
-     * The pool's first connection, right after the pool was made: on a cold, loaded machine making it can take longer
-     * than one connection timeout (the pool fills in the background), so a timeout is tried twice more: a server that
-     * is down is reported after three of them.
+     * The first connection, right after the pool was made: on a cold, loaded machine making it can take longer than
+     * one connection timeout (the pool fills in the background), so a timeout is tried twice more: a server that is
+     * down is reported after three of them.
      */
     private static Connection firstConnection(DataSource dataSource) throws SQLException {
         for (int attempt = 1; ; attempt++) {
@@ -82,12 +111,29 @@ public final class InboxMigrations {
         }
     }
 
-    private static boolean tableExists(Connection c, String table) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("select to_regclass(?) is not null")) {
-            s.setString(1, table);
+    /** From the catalog: a schema the role may not use yet is looked into without an error. */
+    private static boolean tableExists(Connection c, InboxSchema schema, String table) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(
+                "select exists (select 1 from pg_tables where schemaname = ? and tablename = ?)")) {
+            s.setString(1, schema.name());
+            s.setString(2, table);
             try (ResultSet r = s.executeQuery()) {
                 return r.next() && r.getBoolean(1);
             }
         }
+    }
+
+    private static List<String> tables(Connection c, InboxSchema schema) throws SQLException {
+        List<String> names = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement(
+                "select tablename from pg_tables where schemaname = ? order by tablename")) {
+            s.setString(1, schema.name());
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    names.add(r.getString(1));
+                }
+            }
+        }
+        return names;
     }
 }

@@ -2,6 +2,7 @@ package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.EnvironmentNames;
 import dev.metakit.inbox.db.DatabaseSettings;
+import dev.metakit.inbox.db.InboxSchema;
 import dev.metakit.inbox.feed.FeedMaintenance;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -12,8 +13,8 @@ import java.util.Map;
 
 /**
  * Operators' command line against the bundle's database ({@code METAKIT_DATABASE_URL}, {@code METAKIT_DATABASE_USER},
- * {@code METAKIT_DATABASE_PASSWORD} or their aliases {@code DATABASE_URL}, ..., as the bundle reads them:
- * {@link EnvironmentNames}). The running bundle's worker does the work within a poll.
+ * {@code METAKIT_DATABASE_PASSWORD} or their aliases {@code DATABASE_URL}, ..., and {@code METAKIT_DATABASE_SCHEMA}, as
+ * the bundle reads them: {@link EnvironmentNames}). The running bundle's worker does the work within a poll.
  *
  * <pre>
  * java -cp target/metakit-inbox.jar dev.metakit.inbox.ops.InboxCommand replay --account 2 --from 2026-12-01T00:00:00Z --to 2026-12-02T00:00:00Z
@@ -40,9 +41,9 @@ public final class InboxCommand {
               INSTANT is ISO-8601 UTC (2026-12-01T00:00:00Z); --from is inclusive, --to exclusive (received_at).
               The database is METAKIT_DATABASE_URL (jdbc:postgresql://... or postgres://user:pass@host/db),
               METAKIT_DATABASE_USER and METAKIT_DATABASE_PASSWORD, or their aliases DATABASE_URL, DATABASE_USER and
-              DATABASE_PASSWORD, as the bundle reads them. The secret commands also read METAKIT_WEBHOOK_SECRET_KEY,
-              METAKIT_WEBHOOK_ID, METAKIT_API_URL and METAKIT_API_KEY (docs/operations.md "Rotating the webhook
-              secret").""";
+              DATABASE_PASSWORD, as the bundle reads them; its tables in METAKIT_DATABASE_SCHEMA (default metakit). The
+              secret commands also read METAKIT_WEBHOOK_SECRET_KEY, METAKIT_WEBHOOK_ID, METAKIT_API_URL and
+              METAKIT_API_KEY (docs/operations.md "Rotating the webhook secret").""";
 
     private InboxCommand() {
     }
@@ -170,6 +171,9 @@ public final class InboxCommand {
         ds.setUrl(settings.jdbcUrl());
         ds.setUser(settings.user());
         ds.setPassword(settings.password());
+        // the bundle's tables, in its schema (METAKIT_DATABASE_SCHEMA, as the bundle reads it)
+        ds.setCurrentSchema(InboxSchema.of(EnvironmentNames.read("metakit.database.schema", env::get).orElse(null))
+                .name());
         return ds;
     }
 }

@@ -8,13 +8,16 @@ import java.sql.SQLException;
 
 /** What the inbox table holds, read over the test's own connection. */
 final class InboxRows {
+    /** the inbox table in the bundle's schema: every runtime under test runs with the default metakit.database.schema */
+    private static final String INBOX = "metakit.webhook_inbox";
+
     private InboxRows() {
     }
 
     /** How many rows the inbox holds under {@code deliveryKey} (0 or 1). */
     static int count(DataSource db, String deliveryKey) throws SQLException {
         try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement("select count(*) from webhook_inbox where delivery_key = ?")) {
+             PreparedStatement s = c.prepareStatement("select count(*) from " + INBOX + " where delivery_key = ?")) {
             s.setString(1, deliveryKey);
             try (ResultSet rs = s.executeQuery()) {
                 rs.next();
@@ -26,7 +29,7 @@ final class InboxRows {
     /** The stored event of the row under {@code deliveryKey}, or null when there is none. */
     static String event(DataSource db, String deliveryKey) throws SQLException {
         try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement("select event from webhook_inbox where delivery_key = ?")) {
+             PreparedStatement s = c.prepareStatement("select event from " + INBOX + " where delivery_key = ?")) {
             s.setString(1, deliveryKey);
             try (ResultSet rs = s.executeQuery()) {
                 return rs.next() ? rs.getString(1) : null;
@@ -37,7 +40,7 @@ final class InboxRows {
     /** Every row the inbox holds. */
     static long all(DataSource db) throws SQLException {
         try (Connection c = db.getConnection();
-             ResultSet rs = c.createStatement().executeQuery("select count(*) from webhook_inbox")) {
+             ResultSet rs = c.createStatement().executeQuery("select count(*) from " + INBOX)) {
             rs.next();
             return rs.getLong(1);
         }

@@ -275,6 +275,7 @@ public final class FeedKafkaBench {
         config.setJdbcUrl(TestDatabase.jdbcUrl());
         config.setUsername(TestDatabase.user());
         config.setPassword(TestDatabase.password());
+        config.addDataSourceProperty("currentSchema", dev.metakit.inbox.db.InboxSchema.DEFAULT);
         config.setMaximumPoolSize(16);
         return new HikariDataSource(config);
     }

@@ -454,7 +454,7 @@ public final class IngestLoad {
         long present = 0;
         try (Connection c = DriverManager.getConnection(o.jdbcUrl(), o.dbUser(), o.dbPassword());
              PreparedStatement ps = c.prepareStatement(
-                     "select count(*) from webhook_inbox where delivery_key = any(?::text[])")) {
+                     "select count(*) from metakit.webhook_inbox where delivery_key = any(?::text[])")) {
             int chunk = 20_000;
             for (int from = 0; from < acked.size(); from += chunk) {
                 List<String> part = acked.subList(from, Math.min(acked.size(), from + chunk));

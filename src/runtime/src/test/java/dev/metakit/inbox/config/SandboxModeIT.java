@@ -242,6 +242,7 @@ class SandboxModeIT {
         ds.setUrl(usersDatabase);
         ds.setUser(TestDatabase.user());
         ds.setPassword(TestDatabase.password());
+        ds.setCurrentSchema(dev.metakit.inbox.db.InboxSchema.DEFAULT);
         return ds;
     }
 }

@@ -15,32 +15,26 @@ import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The bundle's migrations keep a history table of their own (metakit_schema_history) beside a host's: an install
- * migrated before that, with V1..V6 in Flyway's default flyway_schema_history, carries on; a host with its own
- * V1..V3 in the same schema keeps them, and neither history meets the other's versions.
+ * The bundle's migrations keep a schema and a history table of their own (metakit.metakit_schema_history) beside a
+ * host's Flyway on public: whichever runs first, and a host's Flyway added later, neither meets the other's versions
+ * or tables. Earlier installs: {@link EarlierInstallUpgradeTest}.
  */
 class InboxMigrationsTest {
 
     @Test
-    void aDatabaseMigratedByV1ToV6InFlywaysDefaultHistoryCarriesOnWithItsRows() {
+    void aHostsFlywayAddedAfterTheBundleFindsItsSchemaEmptyAndNeedsNoBaseline(@TempDir Path hostMigrations)
+            throws Exception {
         DataSource db = newDatabase();
-        int scripts = bundleScripts();
-        // an install from before the bundle had its own history: its scripts V1..V6 in Flyway's default table
-        Flyway.configure().dataSource(db).locations(InboxMigrations.LOCATION).target("6").load().migrate();
-        exec(db, "insert into webhook_inbox (delivery_key, event, account_id, body) values"
-                + " ('1764670530:kept', 'position.opened', 1, '{}')");
+        InboxMigrations.migrate(db);
+        Files.writeString(hostMigrations.resolve("V1__accounts.sql"), "create table accounts (id bigint primary key);");
 
-        MigrateResult result = InboxMigrations.migrate(db);
+        // Flyway's defaults, as a host's: no baseline-on-migrate, the connection's schema (public)
+        MigrateResult host = Flyway.configure().dataSource(db).locations("filesystem:" + hostMigrations).load()
+                .migrate();
 
-        assertThat(result.success).isTrue();
-        assertThat(result.migrationsExecuted).as("only the scripts after V6: nothing applied twice")
-                .isEqualTo(scripts - 6);
-        assertThat(scalar(db, "select count(*) from metakit_schema_history where type = 'BASELINE' and version = '6'"))
-                .isOne();
-        assertThat(scalar(db, "select count(*) from webhook_inbox")).isOne();
-        assertThat(scalar(db, "select count(*) from flyway_schema_history where success"))
-                .as("the old history is left as it was").isEqualTo(6);
-        // and the next start is a no-op on the bundle's own table
+        assertThat(host.migrationsExecuted).isOne();
+        assertThat(scalar(db, "select count(*) from public.accounts")).isZero();
+        assertThat(scalar(db, "select count(*) from metakit.accounts")).isZero();
         assertThat(InboxMigrations.migrate(db).migrationsExecuted).isZero();
     }
 
@@ -60,8 +54,8 @@ class InboxMigrationsTest {
         assertThat(bundle.success).isTrue();
         assertThat(bundle.migrationsExecuted).as("every script of the bundle's despite the host's V1..V3")
                 .isEqualTo(bundleScripts());
-        assertThat(scalar(db, "select count(*) from webhook_inbox")).isZero();
-        assertThat(scalar(db, "select count(*) from flyway_schema_history where success")).isEqualTo(3);
+        assertThat(scalar(db, "select count(*) from metakit.webhook_inbox")).isZero();
+        assertThat(scalar(db, "select count(*) from public.flyway_schema_history where success")).isEqualTo(3);
         // the host's Flyway still validates and finds nothing to do: it never sees the bundle's scripts
         host.validate();
         assertThat(host.migrate().migrationsExecuted).isZero();

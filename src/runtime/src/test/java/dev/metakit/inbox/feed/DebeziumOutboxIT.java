@@ -2,6 +2,7 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.db.InboxMigrations;
+import dev.metakit.inbox.db.InboxSchema;
 import dev.metakit.inbox.support.KafkaBroker;
 import dev.metakit.inbox.support.KafkaConnect;
 import dev.metakit.inbox.support.RunningInbox;
@@ -116,8 +117,9 @@ class DebeziumOutboxIT {
                 .forEach(l -> server.setServerConfig(l.substring(0, l.indexOf('=')).trim(),
                         l.substring(l.indexOf('=') + 1).trim()));
         postgres = server.start();
-        DataSource db = postgres.getPostgresDatabase();
-        // the bundle's schema, as the bundle migrates it (its own location and history table)
+        // connections on the bundle's schema, as the bundle's own are (the recipe's SQL names it)
+        DataSource db = postgres.getPostgresDatabase(Map.of("currentSchema", InboxSchema.DEFAULT));
+        // the bundle's schema, as the bundle migrates it (its own schema and history table)
         InboxMigrations.migrate(db);
         assertThat(scalarText(db, "show wal_level")).isEqualTo("logical");
         try (Connection c = db.getConnection(); Statement s = c.createStatement()) {

@@ -11,7 +11,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.regex.Matcher;
@@ -114,21 +116,21 @@ public final class ExternalTestServer {
     private void refuseADatabaseWithData() {
         List<String> withRows = new ArrayList<>();
         try (Connection c = entry().getConnection(); Statement s = c.createStatement()) {
-            List<String> tables = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("select tablename from pg_tables where schemaname = current_schema()"
-                    + " and exists (select 1 from pg_tables where schemaname = current_schema()"
-                    + " and tablename = 'webhook_inbox') and tablename not in ('flyway_schema_history', '"
+            // the bundle's schema, or the schema an earlier install kept its tables in (public, as a rule)
+            Map<String, String> tables = new LinkedHashMap<>();
+            try (ResultSet rs = s.executeQuery("select format('%I.%I', schemaname, tablename), tablename from pg_tables t"
+                    + " where exists (select 1 from pg_tables w where w.schemaname = t.schemaname"
+                    + " and w.tablename = 'webhook_inbox') and tablename not in ('flyway_schema_history', '"
                     + InboxMigrations.HISTORY_TABLE + "')")) {
                 while (rs.next()) {
-                    tables.add(rs.getString(1));
+                    tables.put(rs.getString(1), rs.getString(2));
                 }
             }
-            for (String table : tables) {
-                try (ResultSet rs = s.executeQuery("select exists (select 1 from \"" + table.replace("\"", "\"\"")
-                        + "\")")) {
+            for (Map.Entry<String, String> table : tables.entrySet()) {
+                try (ResultSet rs = s.executeQuery("select exists (select 1 from " + table.getKey() + ")")) {
                     rs.next();
                     if (rs.getBoolean(1)) {
-                        withRows.add(table);
+                        withRows.add(table.getValue());
                     }
                 }
             }

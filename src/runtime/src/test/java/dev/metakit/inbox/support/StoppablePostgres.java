@@ -109,12 +109,12 @@ public final class StoppablePostgres implements AutoCloseable {
                 "metakit.database.password", "");
     }
 
-    /** A fresh DataSource on the running server (a test's own queries). */
+    /** A fresh DataSource on the running server (a test's own queries), on the bundle's schema. */
     public synchronized DataSource dataSource() {
         if (postgres == null) {
             throw new IllegalStateException("PostgreSQL is not running");
         }
-        return postgres.getPostgresDatabase();
+        return postgres.getPostgresDatabase(java.util.Map.of("currentSchema", dev.metakit.inbox.db.InboxSchema.DEFAULT));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.support;
 
 import dev.metakit.inbox.db.InboxMigrations;
+import dev.metakit.inbox.db.InboxSchema;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -24,7 +25,8 @@ import java.util.Set;
  * One real PostgreSQL per test JVM: embedded by default, or a database of its own on the server named by
  * {@code METAKIT_TEST_DATABASE_URL} ({@link ExternalTestServer}: created for the run, dropped after). Never the
  * production settings: {@code DATABASE_URL} and {@code METAKIT_DATABASE_URL} are not read here, because the tests
- * empty every table. The schema is migrated once; {@link #truncateAll()} gives each test a clean slate.
+ * empty every table. The schema is migrated once; {@link #truncateAll()} gives each test a clean slate. Its
+ * connections, like the bundle's, resolve table names in the bundle's schema ({@value InboxSchema#DEFAULT}).
  */
 public final class TestDatabase {
     private static EmbeddedPostgres embedded;
@@ -49,6 +51,7 @@ public final class TestDatabase {
                 pg.setUrl(jdbcUrl);
                 pg.setUser(user);
                 pg.setPassword(password);
+                pg.setCurrentSchema(InboxSchema.DEFAULT);
                 dataSource = pg;
             } else {
                 try {
@@ -59,7 +62,7 @@ public final class TestDatabase {
                 jdbcUrl = embedded.getJdbcUrl("postgres", "postgres");
                 user = "postgres";
                 password = null;
-                dataSource = embedded.getPostgresDatabase();
+                dataSource = embedded.getPostgresDatabase(Map.of("currentSchema", InboxSchema.DEFAULT));
             }
             InboxMigrations.migrate(dataSource);
         }
@@ -123,6 +126,11 @@ public final class TestDatabase {
     /** The first column of the first row of a query, as a string (null for SQL NULL). */
     public static String text(String sql) {
         return firstColumn(dataSource(), sql, rs -> rs.getString(1));
+    }
+
+    /** The first column of the first row of a query, as a string, on any database. */
+    public static String text(DataSource on, String sql) {
+        return firstColumn(on, sql, rs -> rs.getString(1));
     }
 
     private interface Column<T> {
@@ -229,7 +237,10 @@ public final class TestDatabase {
         }
     }
 
-    /** A plain DataSource on a database of the test server (a test's own migrations and queries). */
+    /**
+     * A plain DataSource on a database of the test server (a test's own migrations and queries), its connections on
+     * the server's default {@code search_path} (public), as a host's are.
+     */
     public static DataSource on(String url, String user, String password) {
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setUrl(url);

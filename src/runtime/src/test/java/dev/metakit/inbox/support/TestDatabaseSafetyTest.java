@@ -92,14 +92,14 @@ class TestDatabaseSafetyTest {
         String url = TestDatabase.createDatabase();
         InboxMigrations.migrate(TestDatabase.on(url, TestDatabase.user(), TestDatabase.password()));
         try (Connection c = on(url).getConnection(); Statement s = c.createStatement()) {
-            s.execute("insert into webhook_inbox (delivery_key, event, account_id, body) values"
+            s.execute("insert into metakit.webhook_inbox (delivery_key, event, account_id, body) values"
                     + " ('1764670530:production-row', 'position.opened', 1, '{}')");
         }
         return url;
     }
 
     private static long inboxRows(String url) {
-        return Long.parseLong(TestDatabase.strings(on(url), "select count(*) from webhook_inbox").iterator().next());
+        return Long.parseLong(TestDatabase.strings(on(url), "select count(*) from metakit.webhook_inbox").iterator().next());
     }
 
     private static boolean databaseExists(String name) {

@@ -121,6 +121,8 @@ public class MetakitProperties {
         private String embeddedDir = "data/postgres";
         /** The size of the bundle's own pool, besides the host's pool (Boot's default: 10). */
         private int poolSize = 16;
+        /** The schema of the bundle's tables and migration history (created when absent), beside the host's. */
+        private String schema = "metakit";
 
         public String getDataSourceBean() { return dataSourceBean; }
         public void setDataSourceBean(String dataSourceBean) { this.dataSourceBean = dataSourceBean; }
@@ -134,6 +136,8 @@ public class MetakitProperties {
         public void setEmbeddedDir(String embeddedDir) { this.embeddedDir = embeddedDir; }
         public int getPoolSize() { return poolSize; }
         public void setPoolSize(int poolSize) { this.poolSize = poolSize; }
+        public String getSchema() { return schema; }
+        public void setSchema(String schema) { this.schema = schema; }
     }
 
     /** The inbox writer's group commit. */
