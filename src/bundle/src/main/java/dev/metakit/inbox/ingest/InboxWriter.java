@@ -47,6 +47,8 @@ public final class InboxWriter implements AutoCloseable {
     /** when the last batch failed (System.nanoTime), 0 after a success */
     private volatile long lastFailureNanos;
     private static final long FAIL_FAST_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** PostgreSQL's SQLSTATE for a statement cancelled (here: by its query timeout, the batch's deadline) */
+    private static final String QUERY_CANCELED = "57014";
     private final long saturatedAfterNanos;
 
     private record Pending(Delivery delivery, long arrivalNanos, long deadlineNanos,
@@ -128,7 +130,8 @@ public final class InboxWriter implements AutoCloseable {
         pending.stored().completeOnTimeout(null, left, TimeUnit.NANOSECONDS);
         return pending.stored().thenApply(isNew -> {
             if (isNew == null) {
-                throw new InboxUnavailableException("inbox commit took longer than " + timeoutMillis + " ms");
+                // its insert is cancelled at this deadline too (the batch's first): answered before any commit
+                throw new InboxOverloadedException("inbox commit took longer than " + timeoutMillis + " ms");
             }
             return isNew;
         });
@@ -202,11 +205,25 @@ public final class InboxWriter implements AutoCloseable {
                     waiting.get(i).stored().complete(false);
                 }
             }
-        } catch (SQLException | RuntimeException e) {
-            lastFailureNanos = System.nanoTime();
-            LOG.warn("Inbox batch of {} deliveries not committed: {}", byKey.size(), e.getMessage());
-            byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(e)));
+        } catch (SQLException e) {
+            if (QUERY_CANCELED.equals(e.getSQLState())) {
+                // cancelled at the batch's first deadline: the database answers, it is only not keeping up
+                LOG.debug("Inbox batch of {} deliveries cancelled at its deadline", byKey.size());
+                InboxOverloadedException late = new InboxOverloadedException("not committed within " + timeoutMillis
+                        + " ms of arrival");
+                byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(late)));
+                return;
+            }
+            batchFailed(byKey, e);
+        } catch (RuntimeException e) {
+            batchFailed(byKey, e);
         }
+    }
+
+    private void batchFailed(Map<String, List<Pending>> byKey, Exception e) {
+        lastFailureNanos = System.nanoTime();
+        LOG.warn("Inbox batch of {} deliveries not committed: {}", byKey.size(), e.getMessage());
+        byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(e)));
     }
 
     private Set<String> insert(Map<String, List<Pending>> byKey) throws SQLException {

@@ -303,7 +303,8 @@ public class InboxMetrics extends ContextBean {
             duplicates = Counter.builder("metakit.webhook.duplicates")
                     .description("Deliveries already in the inbox (MetaKit retries)").register(r);
             unavailable = Counter.builder("metakit.webhook.unavailable")
-                    .description("Deliveries answered 503: not committed in time").register(r);
+                    .description("Deliveries answered 503 for a failure: the database failed the insert, or a stop")
+                    .register(r);
             shed = Counter.builder("metakit.webhook.shed")
                     .description("Deliveries answered 503 before their commit: the inbox could not store them in time")
                     .register(r);
