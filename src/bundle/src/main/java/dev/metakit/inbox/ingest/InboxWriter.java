@@ -130,7 +130,7 @@ public final class InboxWriter implements AutoCloseable {
         pending.stored().completeOnTimeout(null, left, TimeUnit.NANOSECONDS);
         return pending.stored().thenApply(isNew -> {
             if (isNew == null) {
-                // its insert is cancelled at this deadline too (the batch's first): answered before any commit
+                // its insert, if under way, is cancelled by this deadline (its batch's first): no commit after the 503
                 throw new InboxOverloadedException("inbox commit took longer than " + timeoutMillis + " ms");
             }
             return isNew;
