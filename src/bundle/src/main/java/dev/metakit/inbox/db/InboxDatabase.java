@@ -41,8 +41,12 @@ public class InboxDatabase extends ContextBean implements DataSource {
      * shorter than it resumes where it stopped (DroppedPacketsFaultIT)
      */
     static final int SOCKET_TIMEOUT_SECONDS = 30;
-    /** a session idle inside a transaction this long is ended by the server (see applyConnectionDefaults) */
-    static final int IDLE_IN_TRANSACTION_SECONDS = 10;
+    /**
+     * a session idle inside a transaction this long is ended by the server (see applyConnectionDefaults): less than the
+     * worker's dead-after (5 s by default) less a heartbeat, so the row locks of a process frozen mid-transaction are
+     * gone by the time another instance may take its accounts over
+     */
+    static final int IDLE_IN_TRANSACTION_SECONDS = 4;
 
     private String url;
     private String user;
@@ -137,9 +141,11 @@ public class InboxDatabase extends ContextBean implements DataSource {
         if (!given.containsKey("options")) {
             // A process that stops mid-transaction (SIGSTOP, a VM freeze, a long GC) keeps its row locks while its
             // connection stays open: the instance that takes its accounts over would wait on them for the whole
-            // freeze. The server ends such a session after this long idle inside a transaction; the bundle's
-            // transactions make no remote call and never sit idle that long unless their process is stopped, and
-            // by then its claims and feed accounts belong to another instance (dead-after, 5 s by default).
+            // freeze (its account locks stalled that account's reconciles, and with them its feed, and an ingest
+            // batch holding a delivery the frozen one was inserting too). The server ends such a session after this
+            // long idle inside a transaction; the bundle's transactions make no remote call and never sit idle that
+            // long unless their process is stopped, and its claims and feed accounts are free a moment later
+            // (dead-after, 5 s by default), with nothing of it left to wait on.
             server.setOptions("-c idle_in_transaction_session_timeout=" + IDLE_IN_TRANSACTION_SECONDS + "s");
         }
     }

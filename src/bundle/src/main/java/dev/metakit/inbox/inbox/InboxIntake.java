@@ -41,11 +41,11 @@ public class InboxIntake {
      * Stores new deliveries in one statement on {@code c} (the ingest's group commit), the arrays index-aligned, one
      * entry per key; a key already stored is left as it is. Returns the keys this statement stored.
      */
-    public static Set<String> insert(Connection c, int timeoutSeconds, String[] keys, String[] events, Long[] accounts,
+    public static Set<String> insert(Connection c, long timeoutMillis, String[] keys, String[] events, Long[] accounts,
                                      String[] texts, byte[][] raws) throws SQLException {
         Set<String> inserted = new HashSet<>(keys.length * 2);
         try (PreparedStatement ps = c.prepareStatement(INSERT_BATCH)) {
-            ps.setQueryTimeout(timeoutSeconds);
+            queryTimeout(ps, timeoutMillis);
             Array[] arrays = {c.createArrayOf("text", keys), c.createArrayOf("text", events),
                     c.createArrayOf("bigint", accounts), c.createArrayOf("text", texts),
                     c.createArrayOf("bytea", raws)};
@@ -59,5 +59,17 @@ public class InboxIntake {
             }
         }
         return inserted;
+    }
+
+    /**
+     * Cancels the statement after {@code millis}: to the millisecond on PostgreSQL's driver (a statement past its
+     * deadline commits nothing, however close the deadline), else in whole seconds, rounded up.
+     */
+    private static void queryTimeout(PreparedStatement ps, long millis) throws SQLException {
+        if (ps.isWrapperFor(org.postgresql.jdbc.PgStatement.class)) {
+            ps.unwrap(org.postgresql.jdbc.PgStatement.class).setQueryTimeoutMs(Math.max(1, millis));
+        } else {
+            ps.setQueryTimeout((int) Math.max(1, (millis + 999) / 1000));
+        }
     }
 }

@@ -8,6 +8,7 @@ import dev.metakit.inbox.inbox.InboxIntake;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The inbox as the idempotent repository of the ingest route's {@code idempotentConsumer}: recording a key IS
@@ -60,7 +61,22 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
             // the route's key expression was changed: the row is stored under the key the EIP dedupes on
             delivery = new Delivery(key, delivery.event(), delivery.accountId(), delivery.body());
         }
-        return writer().store(delivery);
+        // the bound counts from the request's arrival: the wait for a store thread is part of the delivery's wait
+        long arrival = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(exchange.getClock().elapsed());
+        return writer().store(delivery, arrival);
+    }
+
+    /**
+     * Refuses a delivery at once when the inbox cannot store it within the commit timeout (the route asks before its
+     * hand-off to the store threads): the database is not keeping up, and the delivery would only queue behind a wait
+     * it would not survive. Answered 503 with Retry-After and counted as shed; MetaKit retries it later.
+     */
+    public void admit() {
+        InboxWriter w = writer;
+        if (w != null && w.saturated()) {
+            throw new InboxOverloadedException("the inbox is not keeping up: not stored within " + commitTimeoutMillis
+                    + " ms");
+        }
     }
 
     /**

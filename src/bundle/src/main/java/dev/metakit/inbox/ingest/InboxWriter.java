@@ -28,6 +28,12 @@ import java.util.concurrent.TimeUnit;
  * {@code INSERT ... ON CONFLICT DO NOTHING RETURNING delivery_key}, so the database does one commit for many
  * requests. A caller learns whether its key was new or a duplicate; if its batch fails, or the commit does not
  * come within the timeout, it gets {@link InboxUnavailableException} and must not acknowledge.
+ * <p>
+ * The timeout counts from the delivery's arrival (the HTTP request's), so the time it queued before it reached the
+ * writers counts too: a delivery that waited past it is refused before its commit ({@link InboxOverloadedException}),
+ * and one whose commit does not come in time is answered 503 at the deadline. While the oldest delivery waiting for
+ * the writers has waited longer than half the timeout ({@link #saturated()}), the database is not keeping up: new
+ * deliveries are better refused at once than queued behind a wait they would not survive.
  */
 public final class InboxWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWriter.class);
@@ -41,13 +47,18 @@ public final class InboxWriter implements AutoCloseable {
     /** when the last batch failed (System.nanoTime), 0 after a success */
     private volatile long lastFailureNanos;
     private static final long FAIL_FAST_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** PostgreSQL's SQLSTATE for a statement cancelled (here: by its query timeout, the batch's deadline) */
+    private static final String QUERY_CANCELED = "57014";
+    private final long saturatedAfterNanos;
 
-    private record Pending(Delivery delivery, long deadlineNanos, CompletableFuture<Boolean> stored) {
+    private record Pending(Delivery delivery, long arrivalNanos, long deadlineNanos,
+                           CompletableFuture<Boolean> stored) {
     }
 
     public InboxWriter(DataSource dataSource, long timeoutMillis, int maxBatch, int writerThreads) {
         this.dataSource = dataSource;
         this.timeoutMillis = timeoutMillis;
+        this.saturatedAfterNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis) / 2;
         this.maxBatch = maxBatch;
         this.queue = new ArrayBlockingQueue<>(Math.max(1024, maxBatch * writerThreads * 8));
         for (int i = 0; i < writerThreads; i++) {
@@ -65,7 +76,15 @@ public final class InboxWriter implements AutoCloseable {
      * @throws InboxUnavailableException if it is not committed within the timeout
      */
     public boolean store(Delivery delivery) {
-        CompletableFuture<Boolean> stored = submit(delivery);
+        return store(delivery, System.nanoTime());
+    }
+
+    /**
+     * As {@link #store(Delivery)}, for a delivery that arrived at {@code arrivalNanos} ({@code System.nanoTime()}):
+     * the timeout counts from then.
+     */
+    public boolean store(Delivery delivery, long arrivalNanos) {
+        CompletableFuture<Boolean> stored = submit(delivery, arrivalNanos);
         try {
             return stored.get();
         } catch (ExecutionException e) {
@@ -83,6 +102,11 @@ public final class InboxWriter implements AutoCloseable {
      * or the commit does not come within the timeout: then the delivery must not be acknowledged.
      */
     public CompletableFuture<Boolean> submit(Delivery delivery) {
+        return submit(delivery, System.nanoTime());
+    }
+
+    /** As {@link #submit(Delivery)}, for a delivery that arrived at {@code arrivalNanos}: the timeout counts from then. */
+    public CompletableFuture<Boolean> submit(Delivery delivery, long arrivalNanos) {
         long now = System.nanoTime();
         long failedAt = lastFailureNanos;
         if (failedAt != 0 && now - failedAt < FAIL_FAST_NANOS) {
@@ -90,19 +114,36 @@ public final class InboxWriter implements AutoCloseable {
             // after the window the next deliveries probe it again
             return CompletableFuture.failedFuture(new InboxUnavailableException("inbox database unavailable"));
         }
-        long deadline = now + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        Pending pending = new Pending(delivery, deadline, new CompletableFuture<>());
+        long deadline = arrivalNanos + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        long left = deadline - now;
+        if (left <= 0) {
+            // it queued for its store thread past the bound: its answer must go now, and no commit is spent on it
+            return CompletableFuture.failedFuture(new InboxOverloadedException("waited "
+                    + TimeUnit.NANOSECONDS.toMillis(now - arrivalNanos) + " ms for the inbox: not stored within "
+                    + timeoutMillis + " ms"));
+        }
+        Pending pending = new Pending(delivery, arrivalNanos, deadline, new CompletableFuture<>());
         if (!running || !queue.offer(pending)) {
             return CompletableFuture.failedFuture(new InboxUnavailableException("inbox is not accepting writes"));
         }
-        // a commit that completes after the timeout finds the future already failed, and its answer already 503
-        pending.stored().completeOnTimeout(null, timeoutMillis, TimeUnit.MILLISECONDS);
+        // a commit that completes after the deadline finds the future already failed, and its answer already 503
+        pending.stored().completeOnTimeout(null, left, TimeUnit.NANOSECONDS);
         return pending.stored().thenApply(isNew -> {
             if (isNew == null) {
-                throw new InboxUnavailableException("inbox commit took longer than " + timeoutMillis + " ms");
+                // its insert, if under way, is cancelled by this deadline (its batch's first): no commit after the 503
+                throw new InboxOverloadedException("inbox commit took longer than " + timeoutMillis + " ms");
             }
             return isNew;
         });
+    }
+
+    /**
+     * Whether the oldest delivery waiting for the writers has waited longer than half the timeout: the database is not
+     * keeping up with the arrivals, and a delivery queued now would wait longer still. Costs a peek at the queue.
+     */
+    public boolean saturated() {
+        Pending oldest = queue.peek();
+        return oldest != null && System.nanoTime() - oldest.arrivalNanos() > saturatedAfterNanos;
     }
 
     /** the failure a caller of {@link #submit} sees, as the unchecked exception the route answers 503 for */
@@ -145,7 +186,7 @@ public final class InboxWriter implements AutoCloseable {
         for (Pending p : batch) {
             if (now - p.deadlineNanos() > 0) {
                 // its caller has already been answered 503; skipping it keeps a recovering database unloaded
-                p.stored().completeExceptionally(new InboxUnavailableException("expired before its commit"));
+                p.stored().completeExceptionally(new InboxOverloadedException("expired before its commit"));
                 continue;
             }
             byKey.computeIfAbsent(p.delivery().key(), k -> new ArrayList<>(1)).add(p);
@@ -164,11 +205,25 @@ public final class InboxWriter implements AutoCloseable {
                     waiting.get(i).stored().complete(false);
                 }
             }
-        } catch (SQLException | RuntimeException e) {
-            lastFailureNanos = System.nanoTime();
-            LOG.warn("Inbox batch of {} deliveries not committed: {}", byKey.size(), e.getMessage());
-            byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(e)));
+        } catch (SQLException e) {
+            if (QUERY_CANCELED.equals(e.getSQLState())) {
+                // cancelled at the batch's first deadline: the database answers, it is only not keeping up
+                LOG.debug("Inbox batch of {} deliveries cancelled at its deadline", byKey.size());
+                InboxOverloadedException late = new InboxOverloadedException("not committed within " + timeoutMillis
+                        + " ms of arrival");
+                byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(late)));
+                return;
+            }
+            batchFailed(byKey, e);
+        } catch (RuntimeException e) {
+            batchFailed(byKey, e);
         }
+    }
+
+    private void batchFailed(Map<String, List<Pending>> byKey, Exception e) {
+        lastFailureNanos = System.nanoTime();
+        LOG.warn("Inbox batch of {} deliveries not committed: {}", byKey.size(), e.getMessage());
+        byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(e)));
     }
 
     private Set<String> insert(Map<String, List<Pending>> byKey) throws SQLException {
@@ -179,8 +234,11 @@ public final class InboxWriter implements AutoCloseable {
         String[] texts = new String[n];
         byte[][] raws = new byte[n][];
         int i = 0;
+        long firstDeadline = Long.MAX_VALUE;
         for (List<Pending> list : byKey.values()) {
             Delivery d = list.get(0).delivery();
+            firstDeadline = i == 0 ? list.get(0).deadlineNanos()
+                    : earlier(firstDeadline, list.get(0).deadlineNanos());
             keys[i] = d.key();
             events[i] = d.event();
             accounts[i] = d.accountId();
@@ -190,9 +248,14 @@ public final class InboxWriter implements AutoCloseable {
         }
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            return InboxIntake.insert(c, (int) Math.max(1, TimeUnit.MILLISECONDS.toSeconds(timeoutMillis)), keys,
+            // cancelled at the batch's first deadline: no commit for a delivery already answered 503
+            return InboxIntake.insert(c, TimeUnit.NANOSECONDS.toMillis(firstDeadline - System.nanoTime()), keys,
                     events, accounts, texts, raws);
         }
+    }
+
+    private static long earlier(long a, long b) {
+        return a - b < 0 ? a : b;
     }
 
     /** The body as text when PostgreSQL can hold it losslessly as text, else null (it goes to body_raw). */

@@ -5,6 +5,7 @@ import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.db.InboxDatabase;
 import dev.metakit.inbox.feed.ChangePublisher;
 import dev.metakit.inbox.inbox.InboxAdmin;
+import dev.metakit.inbox.ingest.InboxOverloadedException;
 import dev.metakit.inbox.metakit.MetaKitApi;
 import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.reconcile.DeliveryStatusWatch;
@@ -296,6 +297,8 @@ public class InboxMetrics extends ContextBean {
             (e.getProperty(Exchange.DUPLICATE_MESSAGE, false, Boolean.class) ? m.duplicates : m.stored).increment();
         } else if (e.getProperty(Exchange.EXCEPTION_CAUGHT) instanceof SignatureVerificationException rejected) {
             m.rejected.get(rejected.reason()).increment();
+        } else if (e.getProperty(Exchange.EXCEPTION_CAUGHT) instanceof InboxOverloadedException) {
+            m.shed.increment();
         } else if (status == 503) {
             m.unavailable.increment();
         }
@@ -326,6 +329,7 @@ public class InboxMetrics extends ContextBean {
         final Counter stored;
         final Counter duplicates;
         final Counter unavailable;
+        final Counter shed;
         final Map<SignatureVerificationException.Reason, Counter> rejected =
                 new EnumMap<>(SignatureVerificationException.Reason.class);
         private final Map<Integer, Timer> ackByStatus = new ConcurrentHashMap<>();
@@ -338,7 +342,11 @@ public class InboxMetrics extends ContextBean {
             duplicates = Counter.builder("metakit.webhook.duplicates")
                     .description("Deliveries already in the inbox (MetaKit retries)").register(r);
             unavailable = Counter.builder("metakit.webhook.unavailable")
-                    .description("Deliveries answered 503: not committed in time").register(r);
+                    .description("Deliveries answered 503 for a failure: the database failed the insert, or a stop")
+                    .register(r);
+            shed = Counter.builder("metakit.webhook.shed")
+                    .description("Deliveries answered 503 before their commit: the inbox could not store them in time")
+                    .register(r);
             for (SignatureVerificationException.Reason reason : SignatureVerificationException.Reason.values()) {
                 rejected.put(reason, Counter.builder("metakit.webhook.rejected")
                         .description("Deliveries answered 400, by reason").tags("reason", reason.metricTag()).register(r));

@@ -101,25 +101,41 @@ public class InboxWorker extends ContextBean {
 
     /**
      * Writes what can still be written, gives back the rows of work not finished, then leaves: the claims this boot
-     * still has are free for others at once (if the database is still reachable; else after dead-after).
+     * still has are free for others at once (if the database is still reachable; else after dead-after). The heartbeat
+     * beats until then, however long the stop waited for the work in flight: the rows stay this boot's, never another
+     * instance's to take over, until they are given back.
      */
     @Override
     protected synchronized void end() {
         if (upkeep == null || !upkeep.started()) {
             return;
         }
-        upkeep.stop();
         outcomeBuffer.recordKept();
         if (outcomeBuffer.size() > 0) {
             LOG.warn("Worker stops with {} outcomes it could not record: their rows are claimed again",
                     outcomeBuffer.size());
         }
+        // no outcome is written after this: a reconcile still under way finds its rows given back
+        outcomeBuffer.close(this::giveBackUnfinished);
+        upkeep.stop();
+        leave();
+    }
+
+    private void giveBackUnfinished() {
         try {
             // work cut short by the stop: given back with its attempt, due again at once
             List<String> unfinished = workInHand.keys();
             if (!unfinished.isEmpty()) {
                 LOG.info("Worker stops: gave back {} inbox rows it had not finished", claims.release(self, unfinished));
             }
+        } catch (SQLException | RuntimeException e) {
+            LOG.warn("Worker could not give its unfinished rows back (they are free once its heartbeat is {} ms old):"
+                    + " {}", deadAfterMillis, e.getMessage());
+        }
+    }
+
+    private void leave() {
+        try {
             liveness.leave();
         } catch (SQLException | RuntimeException e) {
             LOG.warn("Worker could not sign off (its claims are free once its heartbeat is {} ms old): {}",
@@ -127,8 +143,11 @@ public class InboxWorker extends ContextBean {
         }
     }
 
-    /** Claims the next batch; returns the accounts to reconcile (possibly none). */
+    /** Claims the next batch; returns the accounts to reconcile (possibly none, and none once stopped). */
     public synchronized List<AccountWork> claim() {
+        if (outcomeBuffer.closed()) {
+            return List.of(); // a drain that outlived the stop: this boot has left, it claims nothing more
+        }
         upkeep.start();
         long now = System.nanoTime();
         // work held past its limit was lost (a drain cut short): its rows are anyone's again, ours too
@@ -164,6 +183,12 @@ public class InboxWorker extends ContextBean {
      * with every pending row of it (claimed or not) waiting for its retry time.
      */
     public void failed(AccountWork work, Throwable cause) {
+        if (outcomeBuffer.closed()) {
+            // the stop cut the reconcile short (and gave its rows back): no failure of the account's
+            LOG.info("Worker stopped before the reconcile of account {} ended: its rows were given back",
+                    work.accountId());
+            return;
+        }
         String error = Outcomes.describe(cause);
         try {
             accountReconciler.recordFailure(work.accountId(), error);

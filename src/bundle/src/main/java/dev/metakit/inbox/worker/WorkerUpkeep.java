@@ -110,8 +110,18 @@ final class WorkerUpkeep {
         }
     }
 
-    /** Extends the leases of the work in hand that is not near its limit. */
+    /**
+     * Extends the leases of the work in hand that is not near its limit. No outcome is written meanwhile, so a row
+     * this renewal misses was taken over by another instance, not settled by this one.
+     */
     void renewLeases() {
+        outcomes.exclusively(this::renewLeasesOfWorkInHand);
+    }
+
+    private void renewLeasesOfWorkInHand() {
+        if (outcomes.closed()) {
+            return; // the stop gave the work in hand back
+        }
         List<String> keys = workInHand.keysToRenew(System.nanoTime());
         if (keys.isEmpty()) {
             return;

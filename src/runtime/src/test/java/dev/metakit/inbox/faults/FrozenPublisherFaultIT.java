@@ -62,6 +62,12 @@ class FrozenPublisherFaultIT {
      * 2.1 s at the outlet on the 2-core machine at load 28
      */
     private static final Duration MARGIN = Duration.ofSeconds(3);
+    /**
+     * The longest an account's feed may go without a new change during the freeze: the bound above, plus the time a
+     * reconcile of the account takes to commit its next change once the survivor holds its rows (a frozen process's
+     * locks on them end before dead-after: InboxDatabase's idle-in-transaction timeout)
+     */
+    private static final Duration MAX_SILENCE = Duration.ofSeconds(10);
     /** application.properties: metakit.feed.concurrency (threads that may each have a send under way) */
     private static final int FEED_THREADS = 4;
     private static final String OUTLET_LINE =
@@ -136,6 +142,9 @@ class FrozenPublisherFaultIT {
         FaultWindow.holdUntil(pausedAt + PAUSE.toNanos(), "no committed change waits at the outlet longer than "
                 + bound.toMillis() + " ms during the freeze", () -> waitingLongerThan(bound).isEmpty());
         Map<Long, Long> stallMillis = longestWaitPerAccount(pausedAt, System.nanoTime());
+        Map<Long, Long> silenceMillis = longestSilencePerAccount(pausedAt, pausedAt + PAUSE.toNanos());
+        assertThat(silenceMillis).as("per account, the longest time without a new change at the outlet during the"
+                + " freeze (ms)").allSatisfy((account, ms) -> assertThat(ms).isLessThanOrEqualTo(MAX_SILENCE.toMillis()));
         Map<Long, Set<String>> ownersAtResume = ownersOf(held);
 
         long logMark = Files.size(victim.log());
@@ -190,11 +199,36 @@ class FrozenPublisherFaultIT {
                         + " freeze, its accounts: %s ms, the survivor's: %s ms; %d changes over %d accounts; after the"
                         + " resume it sent %d change(s) of accounts it lost (repeats under way at the freeze); its log:"
                         + " %d \"no longer this instance's\" and %d \"taken over meanwhile\" lines; accounts with no change"
-                        + " committed from 2 s before the freeze to its end: %s%n",
+                        + " committed from 2 s before the freeze to its end: %s; longest silence of an account's feed"
+                        + " during the freeze: %s ms%n",
                 PAUSE.toSeconds(), held, publishing, stalls.getOrDefault(true, List.of()),
                 stalls.getOrDefault(false, List.of()), outlet.firstArrivals().size(), ACCOUNTS, lateFromVictim.size(),
                 count(wokenLog, "no longer this instance's"), count(wokenLog, "taken over meanwhile"),
-                LongStream.rangeClosed(1, ACCOUNTS).filter(acc -> !stallMillis.containsKey(acc)).boxed().toList());
+                LongStream.rangeClosed(1, ACCOUNTS).filter(acc -> !stallMillis.containsKey(acc)).boxed().toList(),
+                silenceMillis);
+    }
+
+    /**
+     * Per account, the longest time between {@code from} and {@code to} without a change arriving at the outlet for
+     * the first time (counting from {@code from} to the first arrival and from the last one to {@code to}).
+     */
+    private Map<Long, Long> longestSilencePerAccount(long from, long to) {
+        Map<Long, List<Long>> arrivals = new TreeMap<>();
+        LongStream.rangeClosed(1, ACCOUNTS).forEach(a -> arrivals.put(a, new ArrayList<>()));
+        outlet.firstArrivals().values().stream().filter(r -> r.nanos() >= from && r.nanos() <= to)
+                .forEach(r -> arrivals.get(r.account()).add(r.nanos()));
+        Map<Long, Long> longest = new TreeMap<>();
+        arrivals.forEach((account, times) -> {
+            long previous = from;
+            long gap = 0;
+            for (long t : times) {
+                gap = Math.max(gap, t - previous);
+                previous = t;
+            }
+            gap = Math.max(gap, to - previous);
+            longest.put(account, Duration.ofNanos(gap).toMillis());
+        });
+        return longest;
     }
 
     /** An instance as an operator runs it, the feed's outlet pointed at the test's endpoint (its own path). */

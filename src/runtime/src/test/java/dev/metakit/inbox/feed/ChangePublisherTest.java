@@ -12,6 +12,7 @@ import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.builder.RouteBuilder;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -50,6 +51,12 @@ class ChangePublisherTest {
     private final AtomicInteger mostInFlightForOneAccount = new AtomicInteger();
     private volatile Predicate<String> refuse = id -> false;
     private volatile long sendMillis;
+
+    /** Boots made silent here (heartbeat set 10 s back) count as dead only on a server up longer than that. */
+    @BeforeAll
+    static void databaseUpLongerThanTheSilences() {
+        TestDatabase.upLongerThan(Duration.ofSeconds(10));
+    }
 
     @BeforeEach
     void cleanSlate() {

@@ -39,10 +39,7 @@ class FeedOwnershipTest {
     /** A restart of PostgreSQL counts as every boot's beat (InstanceLiveness): start dead-after after it. */
     @BeforeAll
     static void databaseUpLongerThanDeadAfter() {
-        TestDatabase.dataSource();
-        await().atMost(DEAD_AFTER.multipliedBy(2)).pollInterval(Duration.ofMillis(200)).until(() ->
-                scalar("select count(*) where pg_postmaster_start_time() < now() - interval '"
-                        + DEAD_AFTER.toSeconds() + " seconds'") > 0);
+        TestDatabase.upLongerThan(DEAD_AFTER);
     }
 
     @BeforeEach

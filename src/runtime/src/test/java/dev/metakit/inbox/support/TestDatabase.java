@@ -238,6 +238,19 @@ public final class TestDatabase {
     }
 
     /**
+     * Waits until the test's PostgreSQL server has been up for longer than {@code silence}. A start of PostgreSQL counts
+     * as a beat of every boot ({@code InstanceLiveness}), so a test that makes a boot look silent for that long (its
+     * heartbeat set back) finds it dead only then: on a server its JVM just started, not at once.
+     */
+    public static void upLongerThan(java.time.Duration silence) {
+        dataSource();
+        org.awaitility.Awaitility.await().atMost(silence.multipliedBy(2).plusSeconds(5))
+                .pollInterval(java.time.Duration.ofMillis(200))
+                .until(() -> scalar("select count(*) where pg_postmaster_start_time() < now() - interval '"
+                        + silence.toMillis() + " milliseconds'") > 0);
+    }
+
+    /**
      * A plain DataSource on a database of the test server (a test's own migrations and queries), its connections on
      * the server's default {@code search_path} (public), as a host's are.
      */

@@ -7,6 +7,7 @@ import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -29,6 +30,12 @@ import static org.awaitility.Awaitility.await;
  */
 class InstanceLivenessTest {
     private final List<InboxWorker> workers = new ArrayList<>();
+
+    /** The dead boots here were silent for up to 10 s: a server that started since counts them alive. */
+    @BeforeAll
+    static void databaseUpLongerThanTheSilences() {
+        TestDatabase.upLongerThan(Duration.ofSeconds(10));
+    }
 
     @BeforeEach
     void clean() throws Exception {

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.metakit.inbox.support.TestDatabase.scalar;
@@ -67,6 +69,38 @@ class WorkerUpkeepTest {
         await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*) from webhook_inbox"
                 + " where claimed_until > now() and received_at < now() - interval '1500 milliseconds'") == 1);
         assertThat(counters.fenced()).isZero();
+    }
+
+    @Test
+    void rowsSettledWhileTheLeasesAreRenewedAreNotTakenForATakeover() throws Exception {
+        trade("a1", 1, 10);
+        List<InboxRow> rows = claimAll(liveness.self(), LEASE);
+        List<String> keys = rows.stream().map(InboxRow::key).toList();
+        workInHand.hold(new AccountWork(1, rows, List.of()), System.nanoTime());
+        CountDownLatch written = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        // an outcome whose row is marked processed, held between its write and the work's release
+        Thread settling = new Thread(() -> outcomes.settle(new Outcome(1L, "account 1", List.of(() -> {
+            ClaimedRows.CLAIMS.markProcessed(liveness.self(), keys);
+            written.countDown();
+            try {
+                finish.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }))));
+        settling.start();
+        written.await();
+
+        Thread renewal = new Thread(upkeep::renewLeases);
+        renewal.start();
+        await().atMost(Duration.ofSeconds(5)).until(() -> renewal.getState() == Thread.State.WAITING
+                || renewal.getState() == Thread.State.TERMINATED);
+        finish.countDown();
+        settling.join();
+        renewal.join();
+
+        assertThat(counters.fenced()).as("rows counted as taken over by another instance").isZero();
     }
 
     @Test

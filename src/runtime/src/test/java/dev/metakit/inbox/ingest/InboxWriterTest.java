@@ -1,0 +1,92 @@
+package dev.metakit.inbox.ingest;
+
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The writers' bound counts from a delivery's arrival: what waited past it is refused before any commit, an insert is
+ * cancelled at its batch's first deadline, and the writer says it is saturated once the oldest delivery waiting for it
+ * has waited half the bound. The default bound (2 s) and one writer thread, on the test database; "saturated" is a
+ * lock the test holds on the inbox table, so every insert waits.
+ */
+class InboxWriterTest {
+    private static final long TIMEOUT_MILLIS = 2000;
+    private InboxWriter writer;
+
+    @BeforeEach
+    void start() {
+        TestDatabase.truncateAll();
+        writer = new InboxWriter(TestDatabase.dataSource(), TIMEOUT_MILLIS, 256, 1);
+    }
+
+    @AfterEach
+    void stop() {
+        writer.close();
+    }
+
+    @Test
+    void aDeliveryThatWaitedPastTheBoundBeforeItsStoreIsRefusedWithoutACommit() {
+        long arrivedLongAgo = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MILLIS + 1);
+
+        assertThatThrownBy(() -> writer.store(delivery("late"), arrivedLongAgo))
+                .isInstanceOf(InboxOverloadedException.class);
+        assertThat(writer.store(delivery("on-time"), System.nanoTime())).isTrue();
+        assertThat(TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox"))
+                .containsExactly("on-time");
+    }
+
+    @Test
+    void behindAnInsertThatCannotCommitTheWriterIsSaturatedAndCommitsNothingPastTheDeadline() throws Exception {
+        try (Connection lock = TestDatabase.dataSource().getConnection()) {
+            lock.setAutoCommit(false);
+            try (Statement s = lock.createStatement()) {
+                s.execute("lock table webhook_inbox in share row exclusive mode");
+            }
+            long arrived = System.nanoTime();
+            CompletableFuture<Boolean> first = writer.submit(delivery("first"), arrived);
+            await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*) from pg_stat_activity"
+                    + " where wait_event_type = 'Lock' and query like 'insert into webhook_inbox%'") == 1);
+            assertThat(writer.saturated()).as("nothing waits for the writer yet").isFalse();
+
+            // one that arrived half the bound ago waits behind the insert under way
+            CompletableFuture<Boolean> behind = writer.submit(delivery("behind"),
+                    System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MILLIS / 2 + 1));
+            assertThat(writer.saturated()).as("the oldest waiting has waited half the bound").isTrue();
+
+            assertThatThrownBy(first::join).isInstanceOf(CompletionException.class)
+                    .hasCauseInstanceOf(InboxOverloadedException.class);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - arrived)).as("answered at its deadline")
+                    .isGreaterThanOrEqualTo(TIMEOUT_MILLIS);
+            assertThatThrownBy(behind::join).isInstanceOf(CompletionException.class);
+            await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*) from pg_stat_activity"
+                    + " where wait_event_type = 'Lock' and query like 'insert into webhook_inbox%'") == 0);
+            lock.rollback();
+        }
+        // an insert cancelled at its deadline is the overload, not a failure of the database (after which the writer
+        // refuses everything for a second): the next delivery is stored at once
+        assertThat(writer.store(delivery("after"), System.nanoTime())).isTrue();
+        assertThat(TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox"))
+                .as("nothing committed for the deliveries answered 503").containsExactly("after");
+    }
+
+    private static Delivery delivery(String key) {
+        return new Delivery(key, "position.opened", 1L,
+                ("{\"event\":\"position.opened\",\"account_id\":1,\"data\":{\"ticket\":1}}")
+                        .getBytes(StandardCharsets.UTF_8));
+    }
+}

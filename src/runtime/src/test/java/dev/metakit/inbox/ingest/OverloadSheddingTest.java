@@ -1,0 +1,121 @@
+package dev.metakit.inbox.ingest;
+
+import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.support.TestEvents;
+import dev.metakit.inbox.support.TestSignatures;
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A store that cannot keep up: the test holds a lock on the inbox table, so every insert waits as on a saturated
+ * database, while deliveries keep arriving at a steady rate. With the default bound (metakit.inbox.commit-timeout-millis,
+ * 2 s from a delivery's arrival), each is answered 503 with Retry-After within it, those arriving once the queue is
+ * older than half of it at once (shed, before any commit); once the lock goes, deliveries are stored again, and every
+ * delivery answered 2xx has its row.
+ */
+class OverloadSheddingTest {
+    private static final Duration BOUND = Duration.ofMillis(2000);
+    /** the answer leaves at the bound; this much more for the loaded machine to schedule it and the client */
+    private static final Duration SCHEDULING = Duration.ofSeconds(1);
+
+    private record Answer(String key, int status, String retryAfter, long millis) {
+    }
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+    private int sequence;
+
+    @Test
+    void aSaturatedStoreSheds503WithRetryAfterWithinTheBoundAndEveryAckHasItsRow() throws Exception {
+        TestDatabase.truncateAll();
+        try (RunningInbox inbox = RunningInbox.start()) {
+            assertThat(send(inbox).join().status()).as("a delivery before the saturation").isEqualTo(200);
+            List<Answer> whileSaturated;
+            try (Connection lock = TestDatabase.dataSource().getConnection()) {
+                lock.setAutoCommit(false);
+                try (Statement s = lock.createStatement()) {
+                    s.execute("lock table webhook_inbox in share row exclusive mode"); // every insert waits
+                }
+                whileSaturated = sendSteadily(inbox, 40, 4 * BOUND.toMillis()).stream()
+                        .map(CompletableFuture::join).toList();
+                // every insert that waited has been cancelled at its deadline: none commits once the lock goes
+                await().atMost(BOUND.multipliedBy(2)).until(() -> TestDatabase.scalar("select count(*) from"
+                        + " pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into webhook_inbox%'")
+                        == 0);
+                lock.rollback();
+            }
+
+            assertThat(whileSaturated).as("answers while the store could not take a row")
+                    .allSatisfy(a -> {
+                        assertThat(a.status()).isEqualTo(503);
+                        assertThat(a.retryAfter()).isNotNull();
+                        assertThat(a.millis()).isLessThanOrEqualTo(BOUND.plus(SCHEDULING).toMillis());
+                    });
+            assertThat(whileSaturated).as("shed at once: answered within half the bound")
+                    .anyMatch(a -> a.millis() < BOUND.toMillis() / 2);
+            assertThat(inbox.metrics()).as("the shed deliveries are counted")
+                    .containsPattern("(?m)^metakit_webhook_shed_total(\\{[^}]*})? [1-9]");
+
+            List<Answer> after = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+                Answer a = send(inbox).join();
+                after.add(a);
+                return a.status() == 200;
+            });
+
+            Set<String> stored = new HashSet<>();
+            TestDatabase.rows("select delivery_key from webhook_inbox")
+                    .forEach(r -> stored.add((String) r.get("delivery_key")));
+            List<Answer> all = new ArrayList<>(whileSaturated);
+            all.addAll(after);
+            assertThat(stored).as("every delivery answered 2xx has its row")
+                    .containsAll(all.stream().filter(a -> a.status() == 200).map(Answer::key).toList());
+            assertThat(stored).as("no delivery answered 503 while saturated was committed")
+                    .doesNotContainAnyElementsOf(whileSaturated.stream().map(Answer::key).toList());
+        }
+    }
+
+    /** {@code perSecond} deliveries a second for {@code millis}, each sent without waiting for the others' answers. */
+    private List<CompletableFuture<Answer>> sendSteadily(RunningInbox inbox, int perSecond, long millis) {
+        List<CompletableFuture<Answer>> answers = new ArrayList<>();
+        long start = System.nanoTime();
+        long every = TimeUnit.SECONDS.toNanos(1) / perSecond;
+        for (long next = start; next - start < TimeUnit.MILLISECONDS.toNanos(millis); next += every) {
+            LockSupport.parkNanos(next - System.nanoTime()); // the arrival rate's pacing, not a wait for a condition
+            answers.add(send(inbox));
+        }
+        return answers;
+    }
+
+    private CompletableFuture<Answer> send(RunningInbox inbox) {
+        byte[] body = TestEvents.event("position.modified", 1, 100 + sequence++);
+        long t = System.currentTimeMillis() / 1000;
+        String signature = TestSignatures.header(RunningInbox.SECRET, t, body);
+        String key = t + ":" + TestSignatures.v1(RunningInbox.SECRET, t, body);
+        HttpRequest request = HttpRequest.newBuilder(inbox.webhookUri()).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json").header("X-MetaKit-Signature", signature)
+                .header("X-MetaKit-Event", "position.modified").POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                .build();
+        long sent = System.nanoTime();
+        return http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).thenApply(r -> new Answer(key,
+                r.statusCode(), r.headers().firstValue("Retry-After").orElse(null),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent)));
+    }
+}
