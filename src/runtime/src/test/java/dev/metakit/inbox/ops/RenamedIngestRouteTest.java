@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The README invites integrators to edit the ingest route file, its id included: the ingest meters follow the
+ * docs/routes.md invites integrators to edit the route files, the ingest route's id included: the ingest meters follow the
  * webhook's path, not the route's name, so they keep counting (and Camel's own route meters still leave it out).
  */
 class RenamedIngestRouteTest {
