@@ -11,8 +11,8 @@ import java.io.UncheckedIOException;
 /**
  * Adds the bundle's defaults (metakit-defaults.properties) as the last property source: the route files read every
  * {@code metakit.*} key as a Camel placeholder, so each needs a value, and a host sets only the ones it changes.
- * Also the Camel and Actuator settings the standalone run has (no per-exchange timing of the ingest route, readiness
- * probes); the host's own settings win over all of them.
+ * Only {@code metakit.*} keys: a source of the whole application, it would change a host's own Camel and Actuator
+ * settings too (MetakitDefaultsTest holds it to that).
  */
 public class MetakitDefaults implements EnvironmentPostProcessor {
     static final String SOURCE = "classpath:metakit-defaults.properties";

@@ -17,7 +17,7 @@ import org.springframework.context.annotation.Configuration;
 /**
  * metakit-inbox in a Spring Boot host, from one dependency: the bundle's Java DSL routes (the worker, the reconcile)
  * as a RouteBuilder bean, its route files (the YAML routes and their beans) loaded into the host's CamelContext, its
- * health checks in the readiness probe, its meters on Boot's registry, and the front-door rules Boot's server has
+ * health indicator ({@code metakitInbox}; its checks are in Camel's, {@code camelHealth}), its meters on Boot's registry, and the front-door rules Boot's server has
  * an equivalent for. Every bean here gives way to a host's bean of the same type.
  */
 @AutoConfiguration(after = CamelAutoConfiguration.class)

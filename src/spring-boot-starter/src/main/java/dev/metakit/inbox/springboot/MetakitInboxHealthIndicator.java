@@ -9,8 +9,9 @@ import org.springframework.boot.actuate.health.HealthIndicator;
 /**
  * The bundle's own indicator in the host's health ({@code metakitInbox}): its database check, bounded (down, "timed
  * out", within 800 ms whatever the database does), on the bundle's own pool. It sits beside the host's indicators
- * ({@code db} among them), which the starter leaves as Boot has them; readiness also follows it through Camel's
- * health ({@code camelHealth}), which holds the same check.
+ * ({@code db} among them), which the starter leaves as Boot has them, and in the overall status of
+ * {@code /actuator/health}. Which indicators a readiness probe reads is the host's setting: Camel's health
+ * ({@code camelHealth}) holds the same check and the bundle's other readiness checks (docs/spring-boot.md "Health").
  */
 public class MetakitInboxHealthIndicator implements HealthIndicator {
     /** the bean of routes/beans.camel.yaml */

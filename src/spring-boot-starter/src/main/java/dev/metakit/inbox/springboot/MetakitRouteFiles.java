@@ -16,8 +16,8 @@ import java.util.List;
  * Loads the bundle's route files into the host's CamelContext before it starts, whatever the host's own
  * {@code camel.main.routes-include-pattern} says (a host's pattern would otherwise replace the bundle's files, and a
  * missing file would go unnoticed). Then registers the bundle's route meters ({@code camelRouteMetrics}, a bean of
- * routes/beans.camel.yaml): Camel Spring Boot takes route policy factories from Spring's beans only, before the
- * route files are loaded.
+ * routes/beans.camel.yaml) when the host has turned Camel Spring Boot's own route timing off: Camel Spring Boot takes
+ * route policy factories from Spring's beans only, before the route files are loaded.
  */
 public class MetakitRouteFiles implements CamelContextConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(MetakitRouteFiles.class);
@@ -53,8 +53,8 @@ public class MetakitRouteFiles implements CamelContextConfiguration {
         }
         LOG.info("metakit-inbox: loaded {} route files from {}", files.size(), locations);
         RoutePolicyFactory meters = context.getRegistry().lookupByNameAndType(ROUTE_METRICS_BEAN, RoutePolicyFactory.class);
-        // a host that turned Camel Spring Boot's route timing on (camel.metrics.enable-route-policy) has every route
-        // timed already: a second factory would record each exchange twice on the same meters
+        // Camel Spring Boot's route timing (camel.metrics.enable-route-policy, on unless the host turns it off) has
+        // every route timed already, the bundle's included: a second factory would record each exchange twice on the same meters
         boolean timedByTheHost = context.getRoutePolicyFactories().stream()
                 .anyMatch(factory -> factory instanceof MicrometerRoutePolicyFactory && factory != meters);
         if (meters != null && !timedByTheHost && !context.getRoutePolicyFactories().contains(meters)) {
