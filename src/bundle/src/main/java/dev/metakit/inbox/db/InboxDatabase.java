@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.config.SecretSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,6 +85,7 @@ public class InboxDatabase extends ContextBean implements DataSource {
             useHostDataSource(hostDataSourceBean.trim());
             return;
         }
+        password = SecretSettings.read(getCamelContext(), SecretSettings.DATABASE_PASSWORD, password);
         DatabaseSettings settings = DatabaseSettings.parse(url, user, password);
         HikariConfig config = new HikariConfig();
         org.postgresql.ds.PGSimpleDataSource server = new org.postgresql.ds.PGSimpleDataSource();

@@ -1,6 +1,9 @@
 package dev.metakit.inbox.metakit;
 
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.config.SecretSettings;
+import org.apache.camel.CamelContext;
+import org.apache.camel.CamelContextAware;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 
@@ -11,15 +14,17 @@ import java.time.Duration;
  * becomes a {@link MetaKitApiException}; a 401 also flips {@link MetaKitApiHealth} so it shows as one failed health
  * check instead of a stream of identical errors.
  */
-public class MetaKitResponses {
+public class MetaKitResponses implements CamelContextAware {
     private final MetaKitJson json = new MetaKitJson();
     private MetaKitApiHealth apiHealth;
     private String apiKey;
     private Boolean devMode;
+    private CamelContext camelContext;
 
     /** The key is required once reconciles run, which is always: stop startup if it is missing. */
     public void start() {
         boolean dev = Required.setting(devMode, "metakit.dev-mode");
+        apiKey = SecretSettings.read(camelContext, SecretSettings.API_KEY, apiKey);
         if ((apiKey == null || apiKey.isBlank()) && !dev) {
             throw new dev.metakit.inbox.config.ConfigurationException(
                     "METAKIT_API_KEY is required: the worker reconciles every account against MetaKit's REST API");
@@ -64,6 +69,17 @@ public class MetaKitResponses {
         } catch (NumberFormatException notSeconds) {
             return null;
         }
+    }
+
+    /** where {@link #start} reads the API key it was not given */
+    @Override
+    public void setCamelContext(CamelContext camelContext) {
+        this.camelContext = camelContext;
+    }
+
+    @Override
+    public CamelContext getCamelContext() {
+        return camelContext;
     }
 
     public void setApiKey(String apiKey) {

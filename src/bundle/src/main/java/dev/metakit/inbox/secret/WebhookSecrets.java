@@ -3,6 +3,7 @@ package dev.metakit.inbox.secret;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.DurationSetting;
+import dev.metakit.inbox.config.SecretSettings;
 import dev.metakit.inbox.ingest.WebhookVerification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +66,8 @@ public class WebhookSecrets extends ContextBean {
 
     @Override
     protected void checkSettings() {
+        secretKey = SecretSettings.read(getCamelContext(), SecretSettings.WEBHOOK_SECRET_KEY, secretKey);
+        apiKey = SecretSettings.read(getCamelContext(), SecretSettings.API_KEY, apiKey);
         cipher = secretKey == null || secretKey.isBlank() ? null : SecretCipher.fromSetting(secretKey);
         rotateEveryDuration = rotateEvery == null || rotateEvery.isBlank() ? null
                 : DurationSetting.parse("metakit.webhook.rotate-every", rotateEvery);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.config.SecretSettings;
 import dev.metakit.inbox.feed.FeedMaintenance;
 import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.reconcile.AccountReconcile;
@@ -55,6 +56,7 @@ public class OpsPage extends ContextBean {
         if (!Required.setting(enabled, "metakit.ops.enabled")) {
             return;
         }
+        setToken(SecretSettings.read(getCamelContext(), SecretSettings.OPS_TOKEN, token));
         if (token == null || token.length() < MIN_TOKEN_LENGTH) {
             throw new ConfigurationException("METAKIT_OPS_TOKEN of at least " + MIN_TOKEN_LENGTH
                     + " characters is required when METAKIT_OPS_ENABLED=true");

@@ -1,0 +1,140 @@
+package dev.metakit.inbox.conformance.plain;
+
+import dev.metakit.inbox.conformance.GivenSecrets;
+import dev.metakit.inbox.conformance.RestartablePostgres;
+import dev.metakit.inbox.sandbox.Sandbox;
+import org.apache.camel.CamelContext;
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LogEvent;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.appender.AbstractAppender;
+import org.apache.logging.log4j.core.config.Configurator;
+import org.apache.logging.log4j.core.config.Property;
+import org.junit.jupiter.api.Test;
+
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The bundle's secrets stay out of the log with every logger at TRACE (a host that turns on DEBUG to chase something):
+ * Camel's property resolution, bean binding, the HTTP client's header logging and the bundle's own lines included.
+ * This test changes the default log level, TRACE instead of the host's INFO, because that is what it is about.
+ */
+class SecretsAtTraceTest {
+
+    @Test
+    void noSecretAppearsInAnyLogLineWithTheRootLoggerAtTrace() throws Exception {
+        GivenSecrets secrets = GivenSecrets.random();
+        String rotationKey = rotationKey();
+        List<String> all = new ArrayList<>(secrets.all());
+        all.add(rotationKey);
+
+        Level before = LogManager.getRootLogger().getLevel();
+        SecretLines lines = SecretLines.capture(all);
+        Configurator.setRootLevel(Level.TRACE);
+        try (RestartablePostgres postgres = new RestartablePostgres()) {
+            int port;
+            try (ServerSocket s = new ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
+            try (Sandbox sandbox = secrets.metakit(URI.create("http://127.0.0.1:" + port + "/hooks/metakit"))) {
+                Properties settings = new Properties();
+                settings.put("metakit.webhook.secret", secrets.webhookSecret());
+                settings.put("metakit.webhook.secret-previous", secrets.previousSecret());
+                settings.put("metakit.webhook.secret-key", rotationKey);
+                settings.put("metakit.database.url", postgres.jdbcUrl());
+                settings.put("metakit.database.user", RestartablePostgres.USER);
+                settings.put("metakit.database.password", secrets.databasePassword());
+                settings.put("metakit.api.url", sandbox.apiBaseUrl().toString());
+                settings.put("metakit.api.key", sandbox.apiKey());
+                settings.put("metakit.ops.token", secrets.opsToken());
+                settings.put("metakit.accounts", "1");
+                CamelContext context = PlainCamelHost.start(
+                        Path.of(System.getProperty("metakit.test.basedir", "../..")), port, settings);
+                try {
+                    // the periodic reconcile's first round calls MetaKit with the API key in its Authorization header
+                    await().atMost(Duration.ofSeconds(60)).until(() -> sandbox.apiCalls().total() > 0);
+                } finally {
+                    context.close();
+                }
+            }
+        } finally {
+            Configurator.setRootLevel(before);
+            lines.close();
+        }
+
+        assertThat(lines.seen()).as("log lines written at TRACE").isGreaterThan(1000);
+        // the one exception (docs/architecture.md "The same promises in every runtime"): Apache HttpClient, which the
+        // MetaKit API calls go through, writes every request header it sends at DEBUG, the Authorization header too
+        assertThat(lines.holdingASecret()).as("log lines holding a secret, but HttpClient's request headers")
+                .allSatisfy(line -> assertThat(line)
+                        .matches("org\\.apache\\.hc\\.client5\\.http\\.(headers|wire) DEBUG .*")
+                        .contains("Authorization: Bearer " + secrets.apiKey()));
+    }
+
+    private static String rotationKey() {
+        byte[] key = new byte[32];
+        new SecureRandom().nextBytes(key);
+        return Base64.getEncoder().encodeToString(key);
+    }
+
+    /** Every log line of the process while open, at any level; keeps the ones that hold one of the secrets. */
+    private static final class SecretLines extends AbstractAppender implements AutoCloseable {
+        private final List<String> secrets;
+        private final List<String> holding = new CopyOnWriteArrayList<>();
+        private final AtomicLong seen = new AtomicLong();
+
+        private SecretLines(List<String> secrets) {
+            super("secret-lines-" + System.nanoTime(), null, null, true, Property.EMPTY_ARRAY);
+            this.secrets = secrets;
+        }
+
+        static SecretLines capture(List<String> secrets) {
+            SecretLines capture = new SecretLines(secrets);
+            capture.start();
+            LoggerContext context = (LoggerContext) LogManager.getContext(false);
+            context.getConfiguration().getRootLogger().addAppender(capture, Level.ALL, null);
+            context.updateLoggers();
+            return capture;
+        }
+
+        @Override
+        public void append(LogEvent event) {
+            seen.incrementAndGet();
+            String line = event.getLoggerName() + " " + event.getLevel() + " " + event.getMessage().getFormattedMessage()
+                    + (event.getThrown() == null ? "" : " " + event.getThrown());
+            if (secrets.stream().anyMatch(line::contains)) {
+                holding.add(line.length() > 400 ? line.substring(0, 400) + "..." : line);
+            }
+        }
+
+        long seen() {
+            return seen.get();
+        }
+
+        List<String> holdingASecret() {
+            return List.copyOf(holding);
+        }
+
+        @Override
+        public void close() {
+            LoggerContext context = (LoggerContext) LogManager.getContext(false);
+            context.getConfiguration().getRootLogger().removeAppender(getName());
+            context.updateLoggers();
+            stop();
+        }
+    }
+}
