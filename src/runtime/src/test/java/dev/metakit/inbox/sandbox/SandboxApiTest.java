@@ -1,5 +1,6 @@
 package dev.metakit.inbox.sandbox;
 
+import dev.metakit.inbox.support.MutableClock;
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.sandbox;
 
+import dev.metakit.inbox.support.MutableClock;
 import dev.metakit.inbox.support.TestSignatures;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

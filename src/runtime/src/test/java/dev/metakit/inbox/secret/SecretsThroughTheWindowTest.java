@@ -1,5 +1,6 @@
 package dev.metakit.inbox.secret;
 
+import dev.metakit.inbox.support.MutableClock;
 import dev.metakit.inbox.ingest.WebhookVerification;
 import dev.metakit.inbox.signature.SignatureVerificationException;
 import dev.metakit.inbox.support.TestEvents;
@@ -9,11 +10,8 @@ import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.support.DefaultExchange;
 import org.junit.jupiter.api.Test;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -25,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SecretsThroughTheWindowTest {
     private static final String OLD = "whsec_window_old_0123456789";
     private static final String NEW = "whsec_window_new_9876543210";
-    private final MovingClock clock = new MovingClock(Instant.parse("2026-12-04T12:00:00Z"));
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-12-04T12:00:00Z"));
     private final DefaultCamelContext camel = new DefaultCamelContext();
 
     @Test
@@ -45,11 +43,11 @@ class SecretsThroughTheWindowTest {
         accepted(verification, OLD);
         accepted(verification, NEW, OLD);
 
-        clock.now = until.minusSeconds(1);
+        clock.set(until.minusSeconds(1));
         verification.accept(rotated); // what the poll does every second
         accepted(verification, OLD);
 
-        clock.now = until;
+        clock.set(until);
         verification.accept(rotated);
         refused(verification, OLD);
         accepted(verification, NEW);
@@ -73,28 +71,5 @@ class SecretsThroughTheWindowTest {
         exchange.getMessage().setHeader(WebhookVerification.SIGNATURE_HEADER, secrets.length == 1
                 ? TestSignatures.header(secrets[0], t, body) : TestSignatures.header(secrets[0], secrets[1], t, body));
         return exchange;
-    }
-
-    private static final class MovingClock extends Clock {
-        private volatile Instant now;
-
-        MovingClock(Instant now) {
-            this.now = now;
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
     }
 }

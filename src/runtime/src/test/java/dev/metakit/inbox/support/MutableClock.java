@@ -1,4 +1,4 @@
-package dev.metakit.inbox.sandbox;
+package dev.metakit.inbox.support;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -7,15 +7,19 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 
 /** A clock the test moves by hand. */
-final class MutableClock extends Clock {
+public final class MutableClock extends Clock {
     private volatile Instant now;
 
-    MutableClock(Instant start) {
+    public MutableClock(Instant start) {
         this.now = start;
     }
 
-    void advance(Duration duration) {
+    public void advance(Duration duration) {
         now = now.plus(duration);
+    }
+
+    public void set(Instant instant) {
+        now = instant;
     }
 
     @Override
