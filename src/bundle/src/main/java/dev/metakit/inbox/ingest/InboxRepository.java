@@ -8,16 +8,18 @@ import dev.metakit.inbox.inbox.InboxIntake;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The inbox as the idempotent repository of the ingest route's {@code idempotentConsumer}: recording a key IS
  * inserting its delivery's row, in the same statement ({@code ON CONFLICT DO NOTHING}), so a key can never exist
  * without its row and a retry of a delivery that was not committed is never mistaken for a duplicate.
- * {@link #add(Exchange, String)} joins the current group commit of {@link InboxWriter} and returns when the batch
- * holding the row has committed (true: stored now; false: the key was there), or throws
- * {@link InboxUnavailableException}, which the route answers 503. It blocks its thread until then, so the route hands
- * off to a pool of threads before the EIP (routes/ingest.camel.yaml says why).
+ * {@link #add(Exchange, String)} returns when the batch of {@link InboxWriter}'s group commit holding the row has
+ * committed (true: stored now; false: the key was there), or throws {@link InboxUnavailableException}, which the route
+ * answers 503. The shipped route starts that insert one step earlier ({@link InboxHandOff}, with the EIP's own key
+ * expression) and resumes when it has committed, so no thread waits for a commit: {@code add} then returns that
+ * insert's outcome. Without the hand-off, {@code add} inserts and blocks its thread until the commit.
  *
  * <p>What the EIP's options mean here:
  * <ul>
@@ -35,6 +37,8 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     public static final String DELIVERY_PROPERTY = "metakitDelivery";
     /** Exchange property holding the delivery key alone (the idempotent consumer's expression). */
     public static final String DELIVERY_KEY_PROPERTY = "metakitDeliveryKey";
+    /** Exchange property holding the {@link StagedInsert} of the hand-off, for {@link #add(Exchange, String)}. */
+    static final String STAGED_PROPERTY = "metakitInboxInsert";
 
     private DataSource dataSource;
     private long commitTimeoutMillis = 2000;
@@ -45,6 +49,30 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
 
     @Override
     public boolean add(Exchange exchange, String key) {
+        StagedInsert staged = exchange.getProperty(STAGED_PROPERTY, StagedInsert.class);
+        if (staged != null && staged.key().equals(key)) {
+            // the hand-off ran this insert for this exchange under this key and the route resumed after its commit
+            return staged.isNew();
+        }
+        // the route has no hand-off before the EIP (or its key changed since): insert here, and wait for the commit
+        return writer().store(deliveryUnder(exchange, key), arrival(exchange));
+    }
+
+    /**
+     * Starts the insert {@link #add(Exchange, String)} would make for {@code key}, without waiting: the delivery joins
+     * the group commit, and the future completes when the batch holding it has committed (true: stored by this
+     * insert; false: the key was there) or fails with what the route answers 503. {@link InboxHandOff} resumes the
+     * route then, with the outcome on the exchange for {@code add} to return.
+     */
+    CompletableFuture<Boolean> insert(Exchange exchange, String key) {
+        return writer().submit(deliveryUnder(exchange, key), arrival(exchange));
+    }
+
+    /** The outcome of the insert {@link #insert} made for an exchange, for {@link #add(Exchange, String)}. */
+    record StagedInsert(String key, boolean isNew) {
+    }
+
+    private Delivery deliveryUnder(Exchange exchange, String key) {
         String refusal = gate == null ? null : gate.refusal();
         if (refusal != null) {
             // nothing stored, so MetaKit keeps the delivery and retries (the gate says why: an incomplete bundle, or
@@ -61,9 +89,12 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
             // the route's key expression was changed: the row is stored under the key the EIP dedupes on
             delivery = new Delivery(key, delivery.event(), delivery.accountId(), delivery.body());
         }
-        // the bound counts from the request's arrival: the wait for a store thread is part of the delivery's wait
-        long arrival = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(exchange.getClock().elapsed());
-        return writer().store(delivery, arrival);
+        return delivery;
+    }
+
+    /** the bound counts from the request's arrival: any wait before the insert is part of the delivery's wait */
+    private static long arrival(Exchange exchange) {
+        return System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(exchange.getClock().elapsed());
     }
 
     /**

@@ -148,11 +148,6 @@ public class MetakitProperties {
         private int maxBatch = 256;
         /** Writer threads, each with a connection of its own. */
         private int writers = 2;
-        /**
-         * Threads that wait for a commit: the ingest route hands each delivery to one before its idempotentConsumer,
-         * so one commit can hold at most this many deliveries; more in flight queue for a thread.
-         */
-        private int storeThreads = 128;
 
         public long getCommitTimeoutMillis() { return commitTimeoutMillis; }
         public void setCommitTimeoutMillis(long millis) { this.commitTimeoutMillis = millis; }
@@ -160,8 +155,6 @@ public class MetakitProperties {
         public void setMaxBatch(int maxBatch) { this.maxBatch = maxBatch; }
         public int getWriters() { return writers; }
         public void setWriters(int writers) { this.writers = writers; }
-        public int getStoreThreads() { return storeThreads; }
-        public void setStoreThreads(int storeThreads) { this.storeThreads = storeThreads; }
     }
 
     /** MetaKit's REST API, which the reconcile reads. */
