@@ -14,7 +14,10 @@
 # METAKIT_DATABASE_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections), BASE_JAR (the jar
 # of an earlier commit, run as the system "ours-base" when SYSTEMS names it: a before/after in one run),
 # STOCK_PORT (18483: the stock-Camel baseline of bench/stock-camel/, the system "stock-camel", built on demand),
-# STOCK_JAVA_OPTS (its JVM options).
+# STOCK_JAVA_OPTS (its JVM options), BOOT_PORT (18484: the Spring Boot example host of examples/spring-boot, the
+# system "boot", built on demand; BOOT_JAVA_OPTS its JVM options, BOOT_ARGS more of its settings, e.g.
+# "--spring.threads.virtual.enabled=true"). THREAD_CPU=1 adds the server JVM's CPU per delivery by thread group to the
+# log (from /proc/PID/task, over the same window). OURS_JAVA / BOOT_JAVA: the java executable of each (default: java).
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
 # (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
@@ -200,6 +203,65 @@ start_stock() { # $1 = log name; sets STOCK_PID
 
 stop_stock() { [ -n "$STOCK_PID" ] && { kill "$STOCK_PID" 2>/dev/null; wait "$STOCK_PID" 2>/dev/null || true; }; STOCK_PID=; return 0; }
 
+# The Spring Boot host (examples/spring-boot): the starter on Tomcat, the bundle on its own pool from spring.datasource.*,
+# its tables in schema metakit of the benchmark's database (the same table as ours and pgbench). The routes the
+# standalone run leaves out are left out here by Camel's route filter, and named in METAKIT_ROUTES_REPLACED.
+BOOT_PORT=${BOOT_PORT:-18484}
+BOOT_JAR="$ROOT/examples/spring-boot/target/metakit-inbox-example-spring-boot-0.1.0-SNAPSHOT.jar"
+BOOT_ROUTE_FILTER_EXCLUDE="$OURS_ROUTES_REPLACED"
+ensure_boot_build() {
+  if [ ! -f "$BOOT_JAR" ]; then
+    log "building $BOOT_JAR (mvn -B -q package -DskipTests -pl examples/spring-boot -am)"
+    mvn -B -q package -DskipTests -pl examples/spring-boot -am
+  fi
+}
+BOOT_PID=
+start_boot() { # $1 = log name; sets BOOT_PID and READY_MS
+  local t0 t1
+  if (exec 3<>"/dev/tcp/127.0.0.1/$BOOT_PORT") 2>/dev/null; then
+    echo "port $BOOT_PORT is already in use: set BOOT_PORT" >&2; exit 1
+  fi
+  # its own working directory: Boot reads ./application.properties, and the repository's is the standalone run's
+  mkdir -p "$BENCH_DIR/boot"
+  t0=$(date +%s%N)
+  # shellcheck disable=SC2086
+  env -u METAKIT_DATABASE_URL -u METAKIT_DATABASE_USER -u METAKIT_DATABASE_PASSWORD \
+    SPRING_DATASOURCE_URL=$JDBC_URL SPRING_DATASOURCE_USERNAME=$DB_USER SPRING_DATASOURCE_PASSWORD=$DB_PASSWORD \
+    METAKIT_WEBHOOK_SECRET=$SECRET METAKIT_API_URL=http://127.0.0.1:9 METAKIT_API_KEY=bench-unused \
+    METAKIT_ROUTES_REPLACED="$OURS_ROUTES_REPLACED" CAMEL_MAIN_ROUTEFILTEREXCLUDEPATTERN="$BOOT_ROUTE_FILTER_EXCLUDE" \
+    SERVER_ADDRESS=127.0.0.1 SERVER_PORT=$BOOT_PORT \
+    bash -c 'cd "$1" && shift && exec "$@"' boot "$BENCH_DIR/boot" "${BOOT_JAVA:-java}" ${BOOT_JAVA_OPTS:-} -jar "$BOOT_JAR" ${BOOT_ARGS:-} \
+    >"$LOGS/$1.log" 2>&1 &
+  BOOT_PID=$!
+  until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$BOOT_PORT/actuator/health")" = 200 ]; do
+    kill -0 "$BOOT_PID" 2>/dev/null || { echo "the Boot host died at startup, see $LOGS/$1.log" >&2; tail -20 "$LOGS/$1.log" >&2; exit 1; }
+    t1=$(date +%s%N)
+    if [ $(( (t1 - t0) / 1000000 )) -gt $(( ${READY_TIMEOUT:-60} * 1000 )) ]; then echo "the Boot host not ready after ${READY_TIMEOUT:-60} s" >&2; exit 1; fi
+    sleep 0.05
+  done
+  t1=$(date +%s%N)
+  READY_MS=$(( (t1 - t0) / 1000000 ))
+}
+stop_boot() { [ -n "$BOOT_PID" ] && { kill "$BOOT_PID" 2>/dev/null; wait "$BOOT_PID" 2>/dev/null || true; }; BOOT_PID=; return 0; }
+
+# The server JVM's CPU by thread group (thread names without their numbers), from /proc/PID/task: "name ticks" lines
+thread_snapshot() {
+  local t s n r
+  for t in /proc/"$1"/task/*; do
+    s=$(cat "$t/stat" 2>/dev/null) || continue
+    n=${s#*(}; n=${n%)*}; r=${s##*) }
+    # shellcheck disable=SC2086
+    set -- $r
+    echo "$(basename "$t") ${n// /_} $(( ${12} + ${13} ))"
+  done
+}
+# $1 $2 snapshots, $3 deliveries: core-us per delivery by thread group, largest first
+thread_report() {
+  awk -v n="$3" -v hz="$CLK_TCK" 'NR == FNR { a[$1] = $3; next }
+    { g = $2; gsub(/[-#_]?[0-9]+$/, "", g); tot[g] += $3 - a[$1] }
+    END { for (g in tot) if (tot[g] > 0 && n > 0) printf "  %-24s %7.1f\n", g, tot[g] * 1e6 / hz / n }' "$1" "$2" | sort -k2 -nr
+}
+
 # One snapshot of CPU clock ticks (utime+stime from /proc/PID/stat), one awk over /proc so that the three figures are
 # read at one instant: "server postgres client". $1 the server's pid, $2 the client's (either may be empty: 0).
 # PostgreSQL is the postmaster (with its reaped children's cutime+cstime) plus its live children.
@@ -236,7 +298,7 @@ start_ours() { # $1 = log name, $2 = extra JVM options, $3 = jar (ours), $4 = ro
     METAKIT_API_URL=http://127.0.0.1:9 METAKIT_API_KEY=bench-unused CAMEL_MAIN_ROUTESINCLUDEPATTERN="$routes" METAKIT_ROUTES_REPLACED="$OURS_ROUTES_REPLACED" \
     CAMEL_MAIN_ROUTEFILTEREXCLUDEPATTERN="$OURS_ROUTE_FILTER_EXCLUDE" \
     HTTP_HOST=127.0.0.1 HTTP_PORT=$OURS_HTTP_PORT MANAGEMENT_HOST=127.0.0.1 MANAGEMENT_PORT=$OURS_MGMT_PORT \
-    java $OURS_JAVA_OPTS $opts -jar "$jar" >"$LOGS/$name.log" 2>&1 &
+    "${OURS_JAVA:-java}" $OURS_JAVA_OPTS $opts -jar "$jar" >"$LOGS/$name.log" 2>&1 &
   OURS_PID=$!
   until curl -fs -o /dev/null "http://127.0.0.1:$OURS_MGMT_PORT/observe/health"; do
     if ! kill -0 "$OURS_PID" 2>/dev/null; then echo "our consumer died at startup, see $LOGS/$name.log" >&2; tail -20 "$LOGS/$name.log" >&2; exit 1; fi
@@ -284,7 +346,7 @@ wait_quiet() {
   return 0
 }
 
-cleanup() { stop_ours; stop_express; stop_stock; }
+cleanup() { stop_ours; stop_express; stop_stock; stop_boot; }
 trap cleanup EXIT
 
 load() { # $1 label, $2 port, $3 connections, $4 the server's pid, $5 JDBC URL of the inbox to check (ours)
@@ -301,14 +363,20 @@ load() { # $1 label, $2 port, $3 connections, $4 the server's pid, $5 JDBC URL o
   # the tool starts its clock right after printing the body size (pre-signing done): measure its window
   until grep -q 'body size' "$out" 2>/dev/null || ! kill -0 "$lp" 2>/dev/null; do sleep 0.02; done
   sleep "$WARMUP"
+  [ "${THREAD_CPU:-0}" = 1 ] && thread_snapshot "$4" >"$LOGS/threads-a"
   read -r s0 p0 c0 < <(cpu_snapshot "$4" "$lp")
   sleep "$DURATION"
   read -r s1 p1 c1 < <(cpu_snapshot "$4" "$lp")
+  [ "${THREAD_CPU:-0}" = 1 ] && thread_snapshot "$4" >"$LOGS/threads-b"
   wait "$lp" || true
   if [ "$(wc -l <"$RESULTS" 2>/dev/null || echo 0)" -gt "$rows" ]; then
     acked=$(tail -1 "$RESULTS" | awk -F'\t' -v d="$DURATION" '{printf "%d", $3 * d}')
     sed -i "\$ s/\$/\t$(per_delivery $(( s1 - s0 )) "$acked")\t$(per_delivery $(( p1 - p0 )) "$acked")\t$(per_delivery $(( c1 - c0 )) "$acked")/" "$RESULTS"
     log "$1 c=$3 CPU core-us per acked delivery: server $(tail -1 "$RESULTS" | cut -f9), PostgreSQL $(tail -1 "$RESULTS" | cut -f10), load tool $(tail -1 "$RESULTS" | cut -f11)"
+    if [ "${THREAD_CPU:-0}" = 1 ]; then
+      log "$1 c=$3 server CPU core-us per acked delivery by thread:"
+      thread_report "$LOGS/threads-a" "$LOGS/threads-b" "$acked" | head -12 >&2
+    fi
   fi
 }
 
@@ -362,7 +430,7 @@ summary() {
     function med1(list) { return list == "" ? "-" : sprintf("%.0f", median(list)) }
     END {
       printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s %10s %8s %8s %9s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express", "ours/stock", "srv us", "pg us", "client us"
-      n = split("pgbench ours ours-base express stock-camel ours-xmx256m", order, " ")
+      n = split("pgbench ours ours-base boot boot-base express stock-camel ours-xmx256m", order, " ")
       for (c in con) conns[++nc] = c + 0
       for (i = 1; i <= nc; i++) for (j = i + 1; j <= nc; j++) if (conns[j] < conns[i]) { t = conns[i]; conns[i] = conns[j]; conns[j] = t }
       for (ci = 1; ci <= nc; ci++) {
@@ -370,7 +438,7 @@ summary() {
         for (s = 1; s <= n; s++) {
           k = order[s] SUBSEP c; if (!(k in runs)) continue
           m = median(tp[k]); r1 = "-"; r2 = "-"; r3 = "-"
-          if (order[s] ~ /^ours/) {
+          if (order[s] ~ /^(ours|boot)/) {
             pk = "pgbench" SUBSEP c; ek = "express" SUBSEP c; sk = "stock-camel" SUBSEP c
             if (pk in runs) r1 = sprintf("%.2f", m / median(tp[pk]))
             if (ek in runs) r2 = sprintf("%.2f", m / median(tp[ek]))
@@ -414,6 +482,7 @@ ensure_tools
 ensure_build
 prepare_db
 case " $SYSTEMS " in *" stock-camel "*) ensure_stock_build; stock_schema ;; esac
+case " $SYSTEMS " in *" boot "*) ensure_boot_build ;; esac
 log "PostgreSQL: $(psql_db -c "select version()" | cut -d, -f1); fsync=$(psql_db -c 'show fsync'), synchronous_commit=$(psql_db -c 'show synchronous_commit')"
 log "results: $RESULTS"
 
@@ -437,6 +506,9 @@ for round in $(seq 1 "$ROUNDS"); do
         express)
           start_express; log "round $round: express c=$c"
           load express "$EXPRESS_PORT" "$c" "$EXPRESS_PID"; stop_express ;;
+        boot)
+          start_boot "boot-r$round-c$c"; log "round $round: boot c=$c (ready in $READY_MS ms)"
+          load boot "$BOOT_PORT" "$c" "$BOOT_PID"; stop_boot ;;
         stock-camel)
           reset_stock; start_stock "stock-camel-r$round-c$c"; log "round $round: stock-camel c=$c"
           load stock-camel "$STOCK_PORT" "$c" "$STOCK_PID" "$STOCK_JDBC_URL"; stop_stock ;;

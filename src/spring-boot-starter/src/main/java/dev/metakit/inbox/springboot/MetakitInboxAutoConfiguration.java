@@ -51,6 +51,17 @@ public class MetakitInboxAutoConfiguration {
         return new MetakitInboxHealthIndicator(camelContext);
     }
 
+    /**
+     * The webhook's route on the request thread that read the delivery, not on a thread of the host's task executor
+     * ({@link WebhookOnRequestThread}); the host's own platform-http routes keep Camel Spring Boot's executor.
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "metakitWebhookOnRequestThread")
+    public WebhookOnRequestThread metakitWebhookOnRequestThread(MetakitProperties p,
+            @org.springframework.beans.factory.annotation.Value("${server.port:8080}") int serverPort) {
+        return new WebhookOnRequestThread(p.getWebhook().getPath(), serverPort);
+    }
+
     /** The front door's rules on the embedded Tomcat: read and idle timeouts, a connection cap, the body limit. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
