@@ -117,7 +117,7 @@ public final class InboxWriter implements AutoCloseable {
         long deadline = arrivalNanos + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         long left = deadline - now;
         if (left <= 0) {
-            // it queued for its store thread past the bound: its answer must go now, and no commit is spent on it
+            // it waited past the bound before its insert started: its answer must go now, and no commit is spent on it
             return CompletableFuture.failedFuture(new InboxOverloadedException("waited "
                     + TimeUnit.NANOSECONDS.toMillis(now - arrivalNanos) + " ms for the inbox: not stored within "
                     + timeoutMillis + " ms"));

@@ -26,6 +26,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import org.awaitility.Awaitility;
 
 import static dev.metakit.inbox.support.TestSignatures.now;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -151,11 +156,80 @@ class IdempotentConsumerRouteTest {
         assertThat(rowCount()).isZero();
     }
 
+    @Test
+    void deliveriesWaitingForTheirCommitHoldNoThreadEach() throws Exception {
+        // the test holds every insert for as long as it takes to count threads: a commit timeout of 30 s instead of
+        // the default 2 s, so that no delivery is answered 503 (or shed) meanwhile
+        inbox = startWith(shippedRoute(), Map.of("metakit.inbox.commit-timeout-millis", "30000"));
+        int deliveries = 120;
+        ExecutorService senders = Executors.newFixedThreadPool(deliveries, r -> new Thread(r, SENDER_THREAD));
+        try (Connection lock = TestDatabase.dataSource().getConnection()) {
+            lock.setAutoCommit(false);
+            lock.createStatement().execute("lock table webhook_inbox in share mode");
+            Set<Long> before = inboxThreadIds();
+            List<Future<HttpResponse<String>>> answers = new ArrayList<>();
+            for (int i = 0; i < deliveries; i++) {
+                byte[] body = body(100 + i);
+                answers.add(senders.submit(() -> inbox.postSigned(body, "position.opened")));
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(20))
+                    .until(() -> inbox.camelContext().getInflightRepository().size("metakit-ingest") == deliveries);
+
+            Set<Long> waiting = inboxThreadIds();
+            waiting.removeAll(before);
+            assertThat(waiting).as("threads the bundle started while %d deliveries wait for their commit", deliveries)
+                    .hasSizeLessThan(8);
+            assertThat(threadsInside("IdempotentConsumer"))
+                    .as("threads inside the idempotent consumer while the inserts wait").isEmpty();
+
+            lock.commit();
+            for (Future<HttpResponse<String>> answer : answers) {
+                HttpResponse<String> a = answer.get(20, TimeUnit.SECONDS);
+                assertThat(a.statusCode()).isEqualTo(200);
+                assertThat(a.body()).isEqualTo("stored");
+            }
+            assertThat(rowCount()).isEqualTo(deliveries);
+        } finally {
+            senders.shutdownNow();
+        }
+    }
+
+    private static final String SENDER_THREAD = "test-sender";
+
+    /** the live threads that are neither the test's senders nor the JDK HTTP client's */
+    private static Set<Long> inboxThreadIds() {
+        Set<Long> ids = new HashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (!t.getName().startsWith(SENDER_THREAD) && !t.getName().startsWith("HttpClient")) {
+                ids.add(t.getId());
+            }
+        }
+        return ids;
+    }
+
+    private static List<String> threadsInside(String simpleClassName) {
+        List<String> inside = new ArrayList<>();
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            for (StackTraceElement frame : stack) {
+                if (frame.getClassName().endsWith("." + simpleClassName)) {
+                    inside.add(thread.getName());
+                    return;
+                }
+            }
+        });
+        return inside;
+    }
+
     private RunningInbox startWith(String ingestRoute) throws IOException {
+        return startWith(ingestRoute, Map.of());
+    }
+
+    private RunningInbox startWith(String ingestRoute, Map<String, String> settings) throws IOException {
         Path copy = copies.resolve("ingest.camel.yaml");
         Files.writeString(copy, ingestRoute);
-        return RunningInbox.start(Map.of("camel.main.routes-include-pattern",
-                RunningInbox.onlyRoutes("beans") + ",file:" + copy));
+        Map<String, String> overrides = new java.util.HashMap<>(settings);
+        overrides.put("camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans") + ",file:" + copy);
+        return RunningInbox.start(overrides);
     }
 
     private static String shippedRoute() throws IOException {
