@@ -17,7 +17,9 @@
 # STOCK_JAVA_OPTS (its JVM options), BOOT_PORT (18484: the Spring Boot example host of examples/spring-boot, the
 # system "boot", built on demand; BOOT_JAVA_OPTS its JVM options, BOOT_ARGS more of its settings, e.g.
 # "--spring.threads.virtual.enabled=true"). THREAD_CPU=1 adds the server JVM's CPU per delivery by thread group to the
-# log (from /proc/PID/task, over the same window). OURS_JAVA / BOOT_JAVA: the java executable of each (default: java).
+# log (from /proc/PID/task, over the same window). A system named with the suffix -j25 (ours-j25, ours-base-j25,
+# boot-j25, boot-base-j25) runs on J25_JAVA (/usr/lib/jvm/temurin-25-jdk-amd64/bin/java), the others on java;
+# boot-base runs BOOT_BASE_JAR (an earlier commit's Boot example jar); BASE_JDBC_URL the base's database URL.
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
 # (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
@@ -167,7 +169,7 @@ reset_table() {
 
 # BASE_JAR's own schema: an earlier build keeps its migration history elsewhere (flyway_schema_history before the
 # module split), so it migrates a schema of its own rather than meet this build's tables without its history
-BASE_JDBC_URL="$JDBC_URL?currentSchema=ours_base"
+BASE_JDBC_URL=${BASE_JDBC_URL:-"$JDBC_URL?currentSchema=ours_base"}
 
 # The stock-Camel baseline's own tables, in schema stock_camel (its JDBC URL sets currentSchema): the inbox table a
 # Camel user would create, and camel-sql's dedupe table CAMEL_MESSAGEPROCESSED, which JdbcMessageIdRepository creates
@@ -208,6 +210,8 @@ stop_stock() { [ -n "$STOCK_PID" ] && { kill "$STOCK_PID" 2>/dev/null; wait "$ST
 # standalone run leaves out are left out here by Camel's route filter, and named in METAKIT_ROUTES_REPLACED.
 BOOT_PORT=${BOOT_PORT:-18484}
 BOOT_JAR="$ROOT/examples/spring-boot/target/metakit-inbox-example-spring-boot-0.1.0-SNAPSHOT.jar"
+BOOT_BASE_JAR=${BOOT_BASE_JAR:-}
+J25_JAVA=${J25_JAVA:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
 BOOT_ROUTE_FILTER_EXCLUDE="$OURS_ROUTES_REPLACED"
 ensure_boot_build() {
   if [ ! -f "$BOOT_JAR" ]; then
@@ -216,8 +220,8 @@ ensure_boot_build() {
   fi
 }
 BOOT_PID=
-start_boot() { # $1 = log name; sets BOOT_PID and READY_MS
-  local t0 t1
+start_boot() { # $1 = log name, $2 = jar (BOOT_JAR); sets BOOT_PID and READY_MS
+  local t0 t1 jar=${2:-$BOOT_JAR}
   if (exec 3<>"/dev/tcp/127.0.0.1/$BOOT_PORT") 2>/dev/null; then
     echo "port $BOOT_PORT is already in use: set BOOT_PORT" >&2; exit 1
   fi
@@ -230,7 +234,7 @@ start_boot() { # $1 = log name; sets BOOT_PID and READY_MS
     METAKIT_WEBHOOK_SECRET=$SECRET METAKIT_API_URL=http://127.0.0.1:9 METAKIT_API_KEY=bench-unused \
     METAKIT_ROUTES_REPLACED="$OURS_ROUTES_REPLACED" CAMEL_MAIN_ROUTEFILTEREXCLUDEPATTERN="$BOOT_ROUTE_FILTER_EXCLUDE" \
     SERVER_ADDRESS=127.0.0.1 SERVER_PORT=$BOOT_PORT \
-    bash -c 'cd "$1" && shift && exec "$@"' boot "$BENCH_DIR/boot" "${BOOT_JAVA:-java}" ${BOOT_JAVA_OPTS:-} -jar "$BOOT_JAR" ${BOOT_ARGS:-} \
+    bash -c 'cd "$1" && shift && exec "$@"' boot "$BENCH_DIR/boot" "${BOOT_JAVA:-java}" ${BOOT_JAVA_OPTS:-} -jar "$jar" ${BOOT_ARGS:-} \
     >"$LOGS/$1.log" 2>&1 &
   BOOT_PID=$!
   until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$BOOT_PORT/actuator/health")" = 200 ]; do
@@ -430,7 +434,7 @@ summary() {
     function med1(list) { return list == "" ? "-" : sprintf("%.0f", median(list)) }
     END {
       printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s %10s %8s %8s %9s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express", "ours/stock", "srv us", "pg us", "client us"
-      n = split("pgbench ours ours-base boot boot-base express stock-camel ours-xmx256m", order, " ")
+      n = split("pgbench ours ours-j25 ours-base ours-base-j25 boot boot-j25 boot-base boot-base-j25 express stock-camel ours-xmx256m", order, " ")
       for (c in con) conns[++nc] = c + 0
       for (i = 1; i <= nc; i++) for (j = i + 1; j <= nc; j++) if (conns[j] < conns[i]) { t = conns[i]; conns[i] = conns[j]; conns[j] = t }
       for (ci = 1; ci <= nc; ci++) {
@@ -460,6 +464,16 @@ summary() {
             if (a != "" && b != "" && b > 0) line = line sprintf(" %.2f", a / b)
           }
           printf "per round, ours/%s at %s: %s\n", order[s], c, line
+        }
+        # every consumer against pgbench, round by round
+        for (s = 1; s <= n; s++) {
+          if (order[s] == "pgbench" || order[s] == "ours" || !((order[s] SUBSEP c) in runs) || !(("pgbench" SUBSEP c) in runs)) continue
+          line = ""
+          for (r = 1; r <= maxr; r++) {
+            a = per[order[s] SUBSEP c SUBSEP r]; b = per["pgbench" SUBSEP c SUBSEP r]
+            if (a != "" && b != "" && b > 0) line = line sprintf(" %.2f", a / b)
+          }
+          printf "per round, %s/pgbench at %s: %s\n", order[s], c, line
         }
       }
     }' "$RESULTS"
@@ -491,24 +505,33 @@ for round in $(seq 1 "$ROUNDS"); do
     for s in $SYSTEMS; do
       reset_table
       wait_quiet
-      case $s in
+      # a system named with -j25 runs on J25_JAVA (Temurin 25 here), the others on java (17 here)
+      jvm=java
+      case $s in *-j25) jvm=$J25_JAVA ;; esac
+      case ${s%-j25} in
         pgbench) run_pgbench "$c" ;;
         ours)
-          start_ours "ours-r$round-c$c"; echo "$READY_MS" >>"$STARTUPS"
-          log "round $round: ours c=$c (ready in $READY_MS ms)"
-          load ours "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
+          OURS_JAVA=$jvm start_ours "$s-r$round-c$c"; echo "$READY_MS" >>"$STARTUPS"
+          log "round $round: $s c=$c (ready in $READY_MS ms, $("$jvm" -version 2>&1 | head -1))"
+          load "$s" "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
         ours-base)
           [ -f "$BASE_JAR" ] || { echo "SYSTEMS names ours-base: set BASE_JAR to the earlier commit's jar" >&2; exit 64; }
           psql_db -c "create schema if not exists ours_base" >/dev/null
-          start_ours "ours-base-r$round-c$c" "" "$BASE_JAR" "$BASE_ROUTES" "$BASE_JDBC_URL"
-          log "round $round: ours-base c=$c (ready in $READY_MS ms, $BASE_JAR)"
-          load ours-base "$OURS_HTTP_PORT" "$c" "$OURS_PID" "$BASE_JDBC_URL"; stop_ours ;;
+          OURS_JAVA=$jvm start_ours "$s-r$round-c$c" "" "$BASE_JAR" "$BASE_ROUTES" "$BASE_JDBC_URL"
+          log "round $round: $s c=$c (ready in $READY_MS ms, $BASE_JAR, $("$jvm" -version 2>&1 | head -1))"
+          load "$s" "$OURS_HTTP_PORT" "$c" "$OURS_PID" "$BASE_JDBC_URL"; stop_ours ;;
         express)
           start_express; log "round $round: express c=$c"
           load express "$EXPRESS_PORT" "$c" "$EXPRESS_PID"; stop_express ;;
-        boot)
-          start_boot "boot-r$round-c$c"; log "round $round: boot c=$c (ready in $READY_MS ms)"
-          load boot "$BOOT_PORT" "$c" "$BOOT_PID"; stop_boot ;;
+        boot|boot-base)
+          jar=$BOOT_JAR
+          if [ "${s%-j25}" = boot-base ]; then
+            [ -f "$BOOT_BASE_JAR" ] || { echo "SYSTEMS names boot-base: set BOOT_BASE_JAR to the earlier commit's Boot example jar" >&2; exit 64; }
+            jar=$BOOT_BASE_JAR
+          fi
+          BOOT_JAVA=$jvm start_boot "$s-r$round-c$c" "$jar"
+          log "round $round: $s c=$c (ready in $READY_MS ms, $jar, $("$jvm" -version 2>&1 | head -1))"
+          load "$s" "$BOOT_PORT" "$c" "$BOOT_PID"; stop_boot ;;
         stock-camel)
           reset_stock; start_stock "stock-camel-r$round-c$c"; log "round $round: stock-camel c=$c"
           load stock-camel "$STOCK_PORT" "$c" "$STOCK_PID" "$STOCK_JDBC_URL"; stop_stock ;;

@@ -33,14 +33,22 @@ import java.util.concurrent.ExecutorService;
  * route, or an expression that gives no key, the route goes on as if the step were not there, on a thread that may
  * wait (the EIP's own {@code add} then inserts and waits, as without this step). A failed insert is the exchange's
  * exception, answered 503 by the route.
+ *
+ * <p>The EIP's key expression is evaluated twice, here and by the EIP, so it must give one key per exchange, as any
+ * idempotent consumer's must (one that does not gets a row under each key). The steps inside the EIP run on the
+ * inbox writer's thread that committed, right after the commit: quick work only (the shipped route sets the answer
+ * and rings the worker's doorbell); slow work belongs to the worker or the change feed.
  */
 public class InboxHandOff extends AsyncProcessorSupport {
     private static final Logger LOG = LoggerFactory.getLogger(InboxHandOff.class);
     private static final int MAX_DEPTH = 64;
 
     private InboxRepository repository;
-    /** per route id: the eager idempotent consumer on the inbox that follows this step, if the route has one */
-    private final Map<String, Optional<IdempotentConsumer>> consumers = new ConcurrentHashMap<>();
+    /**
+     * per route: the idempotent consumer on the inbox that follows this step, if the route has one. Keyed by the
+     * route itself, so a route reloaded with another key expression is looked at again.
+     */
+    private final Map<Route, Optional<IdempotentConsumer>> consumers = new ConcurrentHashMap<>();
     private volatile ExecutorService waitingThreads;
 
     @Override
@@ -90,16 +98,18 @@ public class InboxHandOff extends AsyncProcessorSupport {
         if (routeId == null) {
             routeId = exchange.getFromRouteId();
         }
-        if (routeId == null) {
-            return Optional.empty();
-        }
-        return consumers.computeIfAbsent(routeId, id -> find(exchange.getContext().getRoute(id)));
-    }
-
-    private Optional<IdempotentConsumer> find(Route route) {
+        Route route = routeId == null ? null : exchange.getContext().getRoute(routeId);
         if (route == null) {
             return Optional.empty();
         }
+        if (consumers.size() > 64) {
+            // routes reloaded again and again (the dev run's reload): forget the replaced ones
+            consumers.keySet().removeIf(r -> exchange.getContext().getRoute(r.getRouteId()) != r);
+        }
+        return consumers.computeIfAbsent(route, this::find);
+    }
+
+    private Optional<IdempotentConsumer> find(Route route) {
         List<IdempotentConsumer> found = new ArrayList<>();
         collect(route.navigate(), found, java.util.Collections.newSetFromMap(new IdentityHashMap<>()), 0);
         if (found.size() != 1) {

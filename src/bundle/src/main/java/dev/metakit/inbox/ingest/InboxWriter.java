@@ -84,7 +84,18 @@ public final class InboxWriter implements AutoCloseable {
      * the timeout counts from then.
      */
     public boolean store(Delivery delivery, long arrivalNanos) {
-        CompletableFuture<Boolean> stored = submit(delivery, arrivalNanos);
+        if (writers.contains(Thread.currentThread())) {
+            // asked on a writer's own thread (a route resumed there after a commit, inserting once more): queued, it
+            // could wait for itself; it is written here, as a batch of its own
+            Pending alone = new Pending(delivery, arrivalNanos,
+                    arrivalNanos + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), new CompletableFuture<>());
+            writeBatch(new ArrayList<>(List.of(alone)));
+            return await(alone.stored());
+        }
+        return await(submit(delivery, arrivalNanos));
+    }
+
+    private static boolean await(CompletableFuture<Boolean> stored) {
         try {
             return stored.get();
         } catch (ExecutionException e) {

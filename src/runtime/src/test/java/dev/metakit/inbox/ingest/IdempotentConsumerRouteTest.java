@@ -144,6 +144,26 @@ class IdempotentConsumerRouteTest {
     }
 
     @Test
+    void aKeyExpressionGivingAnotherKeyEachTimeStillAnswersAfterTheEipsOwnInsert() throws Exception {
+        // one writer instead of the default two: the EIP's own insert then runs on the very writer whose commit
+        // resumed the route, which must not wait for itself
+        String route = shippedRoute();
+        String shipped = "            exchangeProperty: metakitDeliveryKey\n";
+        inbox = startWith(route.replace(shipped, "            simple: \"${exchangeProperty.metakitDeliveryKey}/${random(1000000000)}\"\n"),
+                Map.of("metakit.inbox.writers", "1"));
+        byte[] body = body(17);
+        long t = now();
+        String header = TestSignatures.header(RunningInbox.SECRET, t, body);
+
+        HttpResponse<String> answer = inbox.post(body, header, "position.opened");
+
+        assertThat(answer.statusCode()).isEqualTo(200);
+        assertThat(answer.body()).isEqualTo("stored");
+        assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where delivery_key like '" + key(t, body) + "/%'"))
+                .as("the hand-off's row and the EIP's: an expression must give one key per exchange").isEqualTo(2);
+    }
+
+    @Test
     void aRouteEditedToANonEagerConsumerAnswers503RatherThanAcknowledgingBeforeTheCommit() throws Exception {
         String route = shippedRoute();
         assertThat(route).contains("eager: true");
