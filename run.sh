@@ -63,4 +63,5 @@ export CAMEL_MAIN_ROUTESRELOADDIRECTORY="${CAMEL_MAIN_ROUTESRELOADDIRECTORY:-rou
 export CAMEL_MAIN_ROUTESRELOADPATTERN="${CAMEL_MAIN_ROUTESRELOADPATTERN:-*.camel.yaml}"
 export CAMEL_MAIN_ROUTESRELOADREMOVEALLROUTES="${CAMEL_MAIN_ROUTESRELOADREMOVEALLROUTES:-false}"
 choose_java
-exec "$java" ${JAVA_OPTS:-} -jar "$jar" "$@"
+# Java 24+ warns on stderr when Netty (the HTTP server's) calls sun.misc.Unsafe's memory methods; 17 ignores this
+exec "$java" -Dsun.misc.unsafe.memory.access=allow ${JAVA_OPTS:-} -jar "$jar" "$@"

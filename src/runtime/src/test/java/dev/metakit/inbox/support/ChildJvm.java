@@ -82,6 +82,12 @@ public final class ChildJvm {
      */
     public static final List<String> OPTIONS = List.of("-XX:TieredStopAtLevel=1");
 
+    /**
+     * What ./run.sh and the image give the jar, and docs/deployment.md an operator's {@code java -jar}: Java 24+ warns
+     * on stderr when Netty calls sun.misc.Unsafe's memory methods; this lets it, quietly (Java 17 ignores it).
+     */
+    public static final List<String> JAR_OPTIONS = List.of("-Dsun.misc.unsafe.memory.access=allow");
+
     /** Starts {@code java -Xmx384m <OPTIONS> -cp <classpath> <args...>} in {@code dir}. */
     public static Process start(Path dir, Path log, String classpath, List<String> args) {
         List<String> command = new ArrayList<>(List.of(java().toString(), "-Xmx384m"));

@@ -70,6 +70,7 @@ public final class InboxProcess implements AutoCloseable {
         }
         List<String> command = new ArrayList<>(List.of(ChildJvm.java().toString(), "-Xmx256m"));
         command.addAll(ChildJvm.OPTIONS);
+        command.addAll(ChildJvm.JAR_OPTIONS);
         command.addAll(List.of("-jar", jar().toString()));
         ProcessBuilder pb = new ProcessBuilder(command)
                 .directory(workDir.toFile()).redirectErrorStream(true)
