@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# The JVM: $JAVA_HOME's when set (yours wins); else the newest JDK 21+ under /usr/lib/jvm (as its release file says),
-# whose newer runtime the standalone bundle makes use of; else `java` on PATH (17 works). Sets $java and says which.
+# The JVM: $JAVA_HOME's when set (yours wins); else the newest JDK 21+ under /usr/lib/jvm (as its release file says);
+# else `java` on PATH (17 works). Sets $java and says which, in one line.
 choose_java() {
   if [ -n "${JAVA_HOME:-}" ]; then
     java="$JAVA_HOME/bin/java"
