@@ -222,6 +222,8 @@ class SandboxModeIT {
             }
             return healthStatus() > 0 && Files.readString(log).contains("(metakit-inbox) started in");
         });
+        // run.sh's line saying which Java it runs: the one the process tests' children run on (-Dmetakit.it.java)
+        assertThat(Files.readString(log)).contains("Java " + ChildJvm.javaVersion() + " (" + javaHome + ": JAVA_HOME)");
     }
 
     private int healthStatus() {
