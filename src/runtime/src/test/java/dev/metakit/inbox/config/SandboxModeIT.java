@@ -202,7 +202,10 @@ class SandboxModeIT {
         ProcessBuilder pb = new ProcessBuilder(command).directory(copy.toFile())
                 .redirectErrorStream(true).redirectOutput(log.toFile());
         Map<String, String> environment = ChildEnvironment.withoutBundleSettings(pb.environment());
-        environment.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + environment.get("PATH"));
+        // run.sh takes JAVA_HOME first: the child JDK's, so ./run.sh runs on the JVM the process tests run on
+        Path javaHome = ChildJvm.java().toRealPath().getParent().getParent();
+        environment.put("JAVA_HOME", javaHome.toString());
+        environment.put("PATH", javaHome.resolve("bin") + ":" + environment.get("PATH"));
         environment.put("JAVA_OPTS", "-Xmx256m " + String.join(" ", ChildJvm.OPTIONS));
         environment.put("HTTP_HOST", "127.0.0.1");
         environment.put("HTTP_PORT", String.valueOf(httpPort));
@@ -219,6 +222,8 @@ class SandboxModeIT {
             }
             return healthStatus() > 0 && Files.readString(log).contains("(metakit-inbox) started in");
         });
+        // run.sh's line saying which Java it runs: the one the process tests' children run on (-Dmetakit.it.java)
+        assertThat(Files.readString(log)).contains("Java " + ChildJvm.javaVersion() + " (" + javaHome + ": JAVA_HOME)");
     }
 
     private int healthStatus() {

@@ -26,9 +26,9 @@ class StartupErrorIT {
     }
 
     private Outcome run(Map<String, String> env) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString()));
+        List<String> command = new ArrayList<>(List.of(ChildJvm.java().toString()));
         command.addAll(ChildJvm.OPTIONS);
+        command.addAll(ChildJvm.JAR_OPTIONS);
         command.addAll(List.of("-jar", InboxProcess.jar().toString()));
         ProcessBuilder pb = new ProcessBuilder(command).directory(workDir.toFile())
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD);

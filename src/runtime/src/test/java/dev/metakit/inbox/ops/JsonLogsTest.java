@@ -3,6 +3,7 @@ package dev.metakit.inbox.ops;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.metakit.inbox.support.ChildEnvironment;
+import dev.metakit.inbox.support.ChildJvm;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -45,7 +46,7 @@ class JsonLogsTest {
     }
 
     private static List<String> runProbe(String format) throws IOException, InterruptedException {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path java = ChildJvm.java();
         ProcessBuilder pb = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
                 JsonLogProbe.class.getName());
         ChildEnvironment.withoutBundleSettings(pb.environment());

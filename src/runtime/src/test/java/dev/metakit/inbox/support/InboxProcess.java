@@ -68,9 +68,9 @@ public final class InboxProcess implements AutoCloseable {
         if (process != null && process.isAlive()) {
             throw new IllegalStateException("already running");
         }
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m"));
+        List<String> command = new ArrayList<>(List.of(ChildJvm.java().toString(), "-Xmx256m"));
         command.addAll(ChildJvm.OPTIONS);
+        command.addAll(ChildJvm.JAR_OPTIONS);
         command.addAll(List.of("-jar", jar().toString()));
         ProcessBuilder pb = new ProcessBuilder(command)
                 .directory(workDir.toFile()).redirectErrorStream(true)
@@ -82,9 +82,10 @@ public final class InboxProcess implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         // a boot on a loaded machine (two JVMs starting at once on two shared cores) has taken over 60 s
-        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        String consumer = "the consumer (Java " + ChildJvm.javaVersion() + ")";
+        await(consumer + " answering health 200").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
             if (!process.isAlive()) {
-                throw new IllegalStateException("the consumer exited with " + process.exitValue() + "; see " + log);
+                throw new IllegalStateException(consumer + " exited with " + process.exitValue() + "; see " + log);
             }
             return healthStatus() == 200;
         });

@@ -71,7 +71,8 @@ public final class KafkaBroker implements AutoCloseable {
         process = launch(List.of("kafka.Kafka", config.toString()));
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).until(() -> {
             if (!process.isAlive()) {
-                throw new IllegalStateException("the Kafka broker exited with " + process.exitValue() + "; see " + log);
+                throw new IllegalStateException("the Kafka broker (Java " + ChildJvm.javaVersion() + ") exited with "
+                        + process.exitValue() + "; see " + log);
             }
             try (Admin admin = admin()) {
                 return admin.describeCluster().nodes().get(2, TimeUnit.SECONDS).size() == 1;

@@ -59,7 +59,8 @@ public final class KafkaConnect implements AutoCloseable {
                 "org.apache.kafka.connect.cli.ConnectStandalone", workerConfig.toString(), connectorConfig.toString()));
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> {
             if (!process.isAlive()) {
-                throw new IllegalStateException("Kafka Connect exited with " + process.exitValue() + "; see " + log);
+                throw new IllegalStateException("Kafka Connect (Java " + ChildJvm.javaVersion() + ") exited with "
+                        + process.exitValue() + "; see " + log);
             }
             String status = status();
             if (status.contains("\"FAILED\"")) {

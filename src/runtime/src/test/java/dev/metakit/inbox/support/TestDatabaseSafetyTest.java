@@ -27,7 +27,7 @@ class TestDatabaseSafetyTest {
     @Test
     void aTestJvmGivenOnlyTheProductionVariablesLeavesThatDatabaseAlone() throws Exception {
         String production = databaseWithAnInboxRow();
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path java = ChildJvm.java();
         ProcessBuilder pb = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
                 TestDatabaseProbe.class.getName()).redirectErrorStream(true);
         Map<String, String> env = ChildEnvironment.withoutBundleSettings(pb.environment());
