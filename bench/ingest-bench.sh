@@ -19,7 +19,8 @@
 # "--spring.threads.virtual.enabled=true"). THREAD_CPU=1 adds the server JVM's CPU per delivery by thread group to the
 # log (from /proc/PID/task, over the same window). A system named with the suffix -j25 (ours-j25, ours-base-j25,
 # boot-j25, boot-base-j25) runs on J25_JAVA (/usr/lib/jvm/temurin-25-jdk-amd64/bin/java), the others on java;
-# boot-base runs BOOT_BASE_JAR (an earlier commit's Boot example jar); BASE_JDBC_URL the base's database URL.
+# boot-base runs BOOT_BASE_JAR (an earlier commit's Boot example jar); BASE_JDBC_URL the base's database URL;
+# J25_BASE_OPTS JVM options of ours-base-j25 alone (e.g. -Dcamel.threads.virtual.enabled=true).
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
 # (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
@@ -517,7 +518,8 @@ for round in $(seq 1 "$ROUNDS"); do
         ours-base)
           [ -f "$BASE_JAR" ] || { echo "SYSTEMS names ours-base: set BASE_JAR to the earlier commit's jar" >&2; exit 64; }
           psql_db -c "create schema if not exists ours_base" >/dev/null
-          OURS_JAVA=$jvm start_ours "$s-r$round-c$c" "" "$BASE_JAR" "$BASE_ROUTES" "$BASE_JDBC_URL"
+          base_opts=""; case $s in *-j25) base_opts=${J25_BASE_OPTS:-} ;; esac
+          OURS_JAVA=$jvm start_ours "$s-r$round-c$c" "$base_opts" "$BASE_JAR" "$BASE_ROUTES" "$BASE_JDBC_URL"
           log "round $round: $s c=$c (ready in $READY_MS ms, $BASE_JAR, $("$jvm" -version 2>&1 | head -1))"
           load "$s" "$OURS_HTTP_PORT" "$c" "$OURS_PID" "$BASE_JDBC_URL"; stop_ours ;;
         express)
