@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.metakit.inbox.sandbox.WebhookSender;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.apache.camel.CamelContext;
 import org.apache.camel.ProducerTemplate;
+import org.apache.camel.component.platform.http.springboot.SpringBootPlatformHttpConsumer;
 import org.apache.camel.builder.RouteBuilder;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -77,6 +79,8 @@ class HostSettingsAndPoolTest {
     HealthContributorRegistry health;
     @Autowired
     ProducerTemplate camel;
+    @Autowired
+    CamelContext camelContext;
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
@@ -100,6 +104,9 @@ class HostSettingsAndPoolTest {
                     from("direct:host-read-twice").routeId("host-read-twice")
                             .setProperty("first", bodyAs(String.class))
                             .setBody(simple("${exchangeProperty.first}|${bodyAs(String)}"));
+                    // answers with the name of the thread that ran it
+                    from("platform-http:/host/which-thread?httpMethodRestrict=GET").routeId("host-which-thread")
+                            .setBody(exchange -> Thread.currentThread().getName());
                 }
             };
         }
@@ -110,6 +117,18 @@ class HostSettingsAndPoolTest {
         String answer = camel.requestBody("direct:host-read-twice",
                 new ByteArrayInputStream("a host's body".getBytes(StandardCharsets.UTF_8)), String.class);
         assertThat(answer).isEqualTo("a host's body|a host's body");
+    }
+
+    @Test
+    void theHostsPlatformHttpRoutesKeepCamelSpringBootsExecutorOnlyTheWebhookRunsOnTheRequestThread() throws Exception {
+        HttpResponse<String> hostRoute = get(HttpClient.newHttpClient(), "/host/which-thread");
+        assertThat(hostRoute.statusCode()).isEqualTo(200);
+        assertThat(hostRoute.body()).as("the host's route runs where Camel Spring Boot puts it: its executor")
+                .doesNotStartWith("http-nio-");
+        assertThat(camelContext.getRoute("host-which-thread").getConsumer().getClass())
+                .isEqualTo(SpringBootPlatformHttpConsumer.class);
+        assertThat(camelContext.getRoute("metakit-ingest").getConsumer().getClass().getName())
+                .as("the webhook's consumer").endsWith("WebhookOnRequestThread$AnsweredOnRequestThread");
     }
 
     @Test

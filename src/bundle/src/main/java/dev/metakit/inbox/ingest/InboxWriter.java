@@ -21,6 +21,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Group commit for the ack path. Each caller hands over one delivery and blocks until the statement that holds its
@@ -50,6 +51,10 @@ public final class InboxWriter implements AutoCloseable {
     /** PostgreSQL's SQLSTATE for a statement cancelled (here: by its query timeout, the batch's deadline) */
     private static final String QUERY_CANCELED = "57014";
     private final long saturatedAfterNanos;
+    /** each writer's batch under way, for the deadline watch (an insert can hang on a connection the network lost) */
+    private final AtomicReferenceArray<List<Pending>> underWay;
+    /** how often the deadline watch looks: a delivery past its deadline is answered 503 at most this late */
+    private static final long WATCH_PERIOD_MILLIS = 10;
 
     private record Pending(Delivery delivery, long arrivalNanos, long deadlineNanos,
                            CompletableFuture<Boolean> stored) {
@@ -61,13 +66,20 @@ public final class InboxWriter implements AutoCloseable {
         this.saturatedAfterNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis) / 2;
         this.maxBatch = maxBatch;
         this.queue = new ArrayBlockingQueue<>(Math.max(1024, maxBatch * writerThreads * 8));
+        this.underWay = new AtomicReferenceArray<>(writerThreads);
         for (int i = 0; i < writerThreads; i++) {
-            Thread t = new Thread(this::writeLoop, "inbox-writer-" + i);
+            int index = i;
+            Thread t = new Thread(() -> writeLoop(index), "inbox-writer-" + i);
             t.setDaemon(true);
             t.start();
             writers.add(t);
         }
+        deadlineWatch = new Thread(this::watchDeadlines, "inbox-deadlines");
+        deadlineWatch.setDaemon(true);
+        deadlineWatch.start();
     }
+
+    private final Thread deadlineWatch;
 
     /**
      * Commits the delivery's row, or finds it already there, blocking the caller until then.
@@ -137,15 +149,9 @@ public final class InboxWriter implements AutoCloseable {
         if (!running || !queue.offer(pending)) {
             return CompletableFuture.failedFuture(new InboxUnavailableException("inbox is not accepting writes"));
         }
-        // a commit that completes after the deadline finds the future already failed, and its answer already 503
-        pending.stored().completeOnTimeout(null, left, TimeUnit.NANOSECONDS);
-        return pending.stored().thenApply(isNew -> {
-            if (isNew == null) {
-                // its insert, if under way, is cancelled by this deadline (its batch's first): no commit after the 503
-                throw new InboxOverloadedException("inbox commit took longer than " + timeoutMillis + " ms");
-            }
-            return isNew;
-        });
+        // answered 503 at its deadline by the deadline watch if its commit has not come by then (one watch for all
+        // deliveries: a timer per delivery cost more than the rest of its hand-off)
+        return pending.stored();
     }
 
     /**
@@ -167,7 +173,7 @@ public final class InboxWriter implements AutoCloseable {
         return new InboxUnavailableException("inbox commit failed: " + cause.getMessage(), cause);
     }
 
-    private void writeLoop() {
+    private void writeLoop(int index) {
         List<Pending> batch = new ArrayList<>(maxBatch);
         while (running) {
             try {
@@ -177,6 +183,7 @@ public final class InboxWriter implements AutoCloseable {
                 }
                 batch.add(first);
                 queue.drainTo(batch, maxBatch - 1);
+                underWay.set(index, List.copyOf(batch));
                 writeBatch(batch);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -185,9 +192,46 @@ public final class InboxWriter implements AutoCloseable {
                 LOG.error("Inbox writer failed unexpectedly; its batch is answered as unavailable", e);
                 batch.forEach(p -> p.stored().completeExceptionally(e));
             } finally {
+                underWay.set(index, null);
                 batch.clear();
             }
         }
+    }
+
+    /**
+     * Answers 503 every delivery whose deadline passed without its commit: those under way (an insert is cancelled at
+     * its batch's first deadline, but a connection the network lost may hold it longer) and those still waiting for a
+     * writer (all of them busy or stuck). Completing a delivery twice is harmless: the first answer stands.
+     */
+    private void watchDeadlines() {
+        while (running) {
+            try {
+                Thread.sleep(WATCH_PERIOD_MILLIS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            long now = System.nanoTime();
+            for (int i = 0; i < underWay.length(); i++) {
+                List<Pending> batch = underWay.get(i);
+                if (batch != null) {
+                    for (Pending p : batch) {
+                        if (now - p.deadlineNanos() > 0 && !p.stored().isDone()) {
+                            p.stored().completeExceptionally(late());
+                        }
+                    }
+                }
+            }
+            Pending oldest;
+            while ((oldest = queue.peek()) != null && now - oldest.deadlineNanos() > 0) {
+                if (queue.remove(oldest)) {
+                    oldest.stored().completeExceptionally(late());
+                }
+            }
+        }
+    }
+
+    private InboxOverloadedException late() {
+        return new InboxOverloadedException("inbox commit took longer than " + timeoutMillis + " ms");
     }
 
     private void writeBatch(List<Pending> batch) {
@@ -208,12 +252,18 @@ public final class InboxWriter implements AutoCloseable {
         try {
             Set<String> inserted = insert(byKey);
             lastFailureNanos = 0;
+            long committedAt = System.nanoTime();
             for (Map.Entry<String, List<Pending>> e : byKey.entrySet()) {
                 boolean isNew = inserted.contains(e.getKey());
                 List<Pending> waiting = e.getValue();
-                waiting.get(0).stored().complete(isNew);
-                for (int i = 1; i < waiting.size(); i++) {
-                    waiting.get(i).stored().complete(false);
+                for (int i = 0; i < waiting.size(); i++) {
+                    Pending p = waiting.get(i);
+                    if (committedAt - p.deadlineNanos() > 0) {
+                        // committed, but past the bound: answered 503 (MetaKit's retry meets the row as a duplicate)
+                        p.stored().completeExceptionally(late());
+                    } else {
+                        p.stored().complete(i == 0 && isNew);
+                    }
                 }
             }
         } catch (SQLException e) {
@@ -289,6 +339,7 @@ public final class InboxWriter implements AutoCloseable {
     @Override
     public void close() {
         running = false;
+        deadlineWatch.interrupt();
         for (Thread t : writers) {
             try {
                 t.join(TimeUnit.MILLISECONDS.toMillis(timeoutMillis + 1000));
