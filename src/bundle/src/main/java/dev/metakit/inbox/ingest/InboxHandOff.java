@@ -53,25 +53,31 @@ public class InboxHandOff extends AsyncProcessorSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        IdempotentConsumer eip = consumerOf(exchange).orElse(null);
-        String key = eip == null ? null : eip.getMessageIdExpression().evaluate(exchange, String.class);
-        if (key == null || !eip.isEager()) {
-            // a non-eager EIP refuses at once (InboxRepository.contains); otherwise its add inserts and waits
-            if (eip != null && !eip.isEager()) {
-                callback.done(true);
-                return true;
-            }
-            waitingThreads(exchange).execute(() -> callback.done(false));
-            return false;
-        }
-        CompletableFuture<Boolean> committed;
         try {
-            committed = repository.insert(exchange, key);
-        } catch (RuntimeException refused) {
-            exchange.setException(refused);
+            return handOff(exchange, callback);
+        } catch (RuntimeException e) {
+            // the key expression failed, or the pool of the fallback is gone with a stop: answered 503 by the route
+            exchange.setException(e);
             callback.done(true);
             return true;
         }
+    }
+
+    private boolean handOff(Exchange exchange, AsyncCallback callback) {
+        IdempotentConsumer eip = consumerOf(exchange).orElse(null);
+        if (eip != null && !eip.isEager()) {
+            // such an EIP would record the key after the answer: InboxRepository.contains refuses it at once
+            callback.done(true);
+            return true;
+        }
+        String key = eip == null ? null : eip.getMessageIdExpression().evaluate(exchange, String.class);
+        if (key == null) {
+            // nothing to start: the EIP's add (if any) inserts and waits, on a thread that may
+            waitingThreads(exchange).execute(() -> callback.done(false));
+            return false;
+        }
+        // refused at once (the gate, a stop, the database just failed): the exception, answered 503
+        CompletableFuture<Boolean> committed = repository.insert(exchange, key);
         if (committed.isDone()) {
             settle(exchange, key, committed);
             callback.done(true);
