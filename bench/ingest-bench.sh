@@ -222,7 +222,7 @@ ensure_boot_build() {
 }
 BOOT_PID=
 start_boot() { # $1 = log name, $2 = jar (BOOT_JAR); sets BOOT_PID and READY_MS
-  local t0 t1 jar=${2:-$BOOT_JAR}
+  local t0 jar=${2:-$BOOT_JAR}
   if (exec 3<>"/dev/tcp/127.0.0.1/$BOOT_PORT") 2>/dev/null; then
     echo "port $BOOT_PORT is already in use: set BOOT_PORT" >&2; exit 1
   fi
@@ -238,14 +238,7 @@ start_boot() { # $1 = log name, $2 = jar (BOOT_JAR); sets BOOT_PID and READY_MS
     bash -c 'cd "$1" && shift && exec "$@"' boot "$BENCH_DIR/boot" "${BOOT_JAVA:-java}" ${BOOT_JAVA_OPTS:-} -jar "$jar" ${BOOT_ARGS:-} \
     >"$LOGS/$1.log" 2>&1 &
   BOOT_PID=$!
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$BOOT_PORT/actuator/health")" = 200 ]; do
-    kill -0 "$BOOT_PID" 2>/dev/null || { echo "the Boot host died at startup, see $LOGS/$1.log" >&2; tail -20 "$LOGS/$1.log" >&2; exit 1; }
-    t1=$(date +%s%N)
-    if [ $(( (t1 - t0) / 1000000 )) -gt $(( ${READY_TIMEOUT:-60} * 1000 )) ]; then echo "the Boot host not ready after ${READY_TIMEOUT:-60} s" >&2; exit 1; fi
-    sleep 0.05
-  done
-  t1=$(date +%s%N)
-  READY_MS=$(( (t1 - t0) / 1000000 ))
+  await_ready "the Boot host" "$BOOT_PID" "http://127.0.0.1:$BOOT_PORT/actuator/health" "$LOGS/$1.log" "$t0"
 }
 stop_boot() { [ -n "$BOOT_PID" ] && { kill "$BOOT_PID" 2>/dev/null; wait "$BOOT_PID" 2>/dev/null || true; }; BOOT_PID=; return 0; }
 
@@ -290,8 +283,21 @@ per_delivery() { awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) pr
 
 OURS_PID=
 READY_MS=
+# Waits until $3 answers 2xx while process $2 lives, then sets READY_MS (from $5, date +%s%N, to ready).
+# $1 what it is (for the messages), $4 its log. READY_TIMEOUT (s, 60): a machine loaded by others can take longer.
+await_ready() {
+  local t1
+  until curl -fs -o /dev/null "$3"; do
+    kill -0 "$2" 2>/dev/null || { echo "$1 died at startup, see $4" >&2; tail -20 "$4" >&2; exit 1; }
+    t1=$(date +%s%N)
+    if [ $(( (t1 - $5) / 1000000 )) -gt $(( ${READY_TIMEOUT:-60} * 1000 )) ]; then echo "$1 not ready after ${READY_TIMEOUT:-60} s" >&2; exit 1; fi
+    sleep 0.02
+  done
+  READY_MS=$(( ($(date +%s%N) - $5) / 1000000 ))
+}
+
 start_ours() { # $1 = log name, $2 = extra JVM options, $3 = jar (ours), $4 = route files, $5 = JDBC URL; sets OURS_PID and READY_MS (start to health 200)
-  local name=$1 opts=${2:-} jar=${3:-$JAR} routes=${4:-$OURS_ROUTES} url=${5:-$JDBC_URL} t0 t1
+  local name=$1 opts=${2:-} jar=${3:-$JAR} routes=${4:-$OURS_ROUTES} url=${5:-$JDBC_URL} t0
   if (exec 3<>"/dev/tcp/127.0.0.1/$OURS_HTTP_PORT") 2>/dev/null; then
     echo "port $OURS_HTTP_PORT is already in use: stop what listens there or set OURS_HTTP_PORT" >&2; exit 1
   fi
@@ -305,15 +311,7 @@ start_ours() { # $1 = log name, $2 = extra JVM options, $3 = jar (ours), $4 = ro
     HTTP_HOST=127.0.0.1 HTTP_PORT=$OURS_HTTP_PORT MANAGEMENT_HOST=127.0.0.1 MANAGEMENT_PORT=$OURS_MGMT_PORT \
     "${OURS_JAVA:-java}" $OURS_JAVA_OPTS $opts -jar "$jar" >"$LOGS/$name.log" 2>&1 &
   OURS_PID=$!
-  until curl -fs -o /dev/null "http://127.0.0.1:$OURS_MGMT_PORT/observe/health"; do
-    if ! kill -0 "$OURS_PID" 2>/dev/null; then echo "our consumer died at startup, see $LOGS/$name.log" >&2; tail -20 "$LOGS/$name.log" >&2; exit 1; fi
-    t1=$(date +%s%N)
-    # READY_TIMEOUT (s): a machine loaded by others can take longer than a minute to start a JVM
-    if [ $(( (t1 - t0) / 1000000 )) -gt $(( ${READY_TIMEOUT:-60} * 1000 )) ]; then echo "our consumer not ready after ${READY_TIMEOUT:-60} s" >&2; exit 1; fi
-    sleep 0.02
-  done
-  t1=$(date +%s%N)
-  READY_MS=$(( (t1 - t0) / 1000000 ))
+  await_ready "our consumer" "$OURS_PID" "http://127.0.0.1:$OURS_MGMT_PORT/observe/health" "$LOGS/$name.log" "$t0"
 }
 
 stop_ours() { [ -n "$OURS_PID" ] && { kill "$OURS_PID" 2>/dev/null; wait "$OURS_PID" 2>/dev/null || true; }; OURS_PID=; return 0; }
