@@ -48,8 +48,10 @@ OURS_JAVA_OPTS=${OURS_JAVA_OPTS:-}
 OURS_ROUTES=${OURS_ROUTES:-classpath:routes/beans.camel.yaml,classpath:routes/standalone.camel.yaml,classpath:routes/ingest.camel.yaml}
 # The worker's own routes (Java, not from the route files) are left out too, by Camel's route filter: rung by every
 # delivery, they would claim the benchmark's rows over and over against a MetaKit that is not there, its accounts all
-# backing off, each claim scanning the whole pending set (half a core of PostgreSQL). Set OURS_ROUTE_FILTER_EXCLUDE
-# empty to keep them.
+# backing off, each claim reading past every row piled up for them (~1.1 us each, BENCHMARKS.md "An API outage with
+# deliveries arriving": half a core of PostgreSQL at this rate), and each reconcile would wait for direct:metakit-get,
+# left out below, up to Camel's 30 s (what keeps such a run's stop waiting for its in-flight reconciles). Set
+# OURS_ROUTE_FILTER_EXCLUDE empty to keep them.
 OURS_ROUTE_FILTER_EXCLUDE=${OURS_ROUTE_FILTER_EXCLUDE-metakit-worker-doorbell,metakit-worker-drain,metakit-reconcile-account,metakit-reconcile-all,metakit-reconcile-requested}
 # ...and the routes left out on purpose named as such, or the bundle's completeness check would answer every delivery 503
 # (set it empty with OURS_ROUTES=classpath:routes/*.camel.yaml; builds before the check ignore it)
