@@ -82,18 +82,11 @@ public final class InboxWriter implements AutoCloseable {
     private final Thread deadlineWatch;
 
     /**
-     * Commits the delivery's row, or finds it already there, blocking the caller until then.
+     * Commits the delivery's row, or finds it already there, blocking the caller until then. The timeout counts from
+     * {@code arrivalNanos} ({@code System.nanoTime()}), when the delivery arrived.
      *
      * @return true if this call stored it, false if the key was already in the inbox
      * @throws InboxUnavailableException if it is not committed within the timeout
-     */
-    public boolean store(Delivery delivery) {
-        return store(delivery, System.nanoTime());
-    }
-
-    /**
-     * As {@link #store(Delivery)}, for a delivery that arrived at {@code arrivalNanos} ({@code System.nanoTime()}):
-     * the timeout counts from then.
      */
     public boolean store(Delivery delivery, long arrivalNanos) {
         if (writers.contains(Thread.currentThread())) {
@@ -122,13 +115,9 @@ public final class InboxWriter implements AutoCloseable {
      * Hands the delivery to the writers without waiting. The future completes when the statement that holds its row
      * has committed (true: stored by this call, false: the key was already there), or exceptionally with
      * {@link InboxUnavailableException} when its batch fails, the database failed a batch within the last second,
-     * or the commit does not come within the timeout: then the delivery must not be acknowledged.
+     * or the commit does not come within the timeout (counted from {@code arrivalNanos}, when the delivery arrived):
+     * then the delivery must not be acknowledged.
      */
-    public CompletableFuture<Boolean> submit(Delivery delivery) {
-        return submit(delivery, System.nanoTime());
-    }
-
-    /** As {@link #submit(Delivery)}, for a delivery that arrived at {@code arrivalNanos}: the timeout counts from then. */
     public CompletableFuture<Boolean> submit(Delivery delivery, long arrivalNanos) {
         long now = System.nanoTime();
         long failedAt = lastFailureNanos;
