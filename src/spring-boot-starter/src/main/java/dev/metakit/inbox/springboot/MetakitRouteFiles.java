@@ -1,16 +1,12 @@
 package dev.metakit.inbox.springboot;
 
+import dev.metakit.inbox.config.BundleRouteFiles;
 import org.apache.camel.CamelContext;
 import org.apache.camel.component.micrometer.routepolicy.MicrometerRoutePolicyFactory;
-import org.apache.camel.spi.Resource;
 import org.apache.camel.spi.RoutePolicyFactory;
 import org.apache.camel.spring.boot.CamelContextConfiguration;
-import org.apache.camel.support.PluginHelper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Loads the bundle's route files into the host's CamelContext before it starts, whatever the host's own
@@ -21,7 +17,6 @@ import java.util.List;
  */
 public class MetakitRouteFiles implements CamelContextConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(MetakitRouteFiles.class);
-    static final String ROUTE_METRICS_BEAN = "camelRouteMetrics";
 
     private final String locations;
 
@@ -31,28 +26,10 @@ public class MetakitRouteFiles implements CamelContextConfiguration {
 
     @Override
     public void beforeApplicationStart(CamelContext context) {
-        List<Resource> files = new ArrayList<>();
-        for (String location : locations.split(",")) {
-            String pattern = location.trim();
-            if (pattern.isEmpty()) {
-                continue;
-            }
-            try {
-                files.addAll(PluginHelper.getPackageScanResourceResolver(context).findResources(pattern));
-            } catch (Exception e) {
-                throw new IllegalStateException("metakit.route-files: cannot list " + pattern + ": " + e.getMessage(), e);
-            }
-        }
-        if (files.isEmpty()) {
-            throw new IllegalStateException("metakit.route-files (" + locations + ") names no route file");
-        }
-        try {
-            PluginHelper.getRoutesLoader(context).loadRoutes(files);
-        } catch (Exception e) {
-            throw new IllegalStateException("the bundle's route files did not load: " + e.getMessage(), e);
-        }
-        LOG.info("metakit-inbox: loaded {} route files from {}", files.size(), locations);
-        RoutePolicyFactory meters = context.getRegistry().lookupByNameAndType(ROUTE_METRICS_BEAN, RoutePolicyFactory.class);
+        int files = BundleRouteFiles.load(context, locations);
+        LOG.info("metakit-inbox: loaded {} route files from {}", files, locations);
+        RoutePolicyFactory meters = context.getRegistry()
+                .lookupByNameAndType(BundleRouteFiles.ROUTE_METRICS_BEAN, RoutePolicyFactory.class);
         // Camel Spring Boot's route timing (camel.metrics.enable-route-policy, on unless the host turns it off) has
         // every route timed already, the bundle's included: a second factory would record each exchange twice on the same meters
         boolean timedByTheHost = context.getRoutePolicyFactories().stream()

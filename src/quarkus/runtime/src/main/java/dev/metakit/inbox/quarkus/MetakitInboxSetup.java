@@ -40,6 +40,6 @@ public class MetakitInboxSetup {
     }
 
     void afterConfigure(@Observes AfterConfigure event) {
-        BundleRouteFiles.load(event.getCamelContext(), routeFiles);
+        QuarkusRouteFiles.load(event.getCamelContext(), routeFiles);
     }
 }
