@@ -177,6 +177,38 @@ public class InboxClaims {
         }
     }
 
+    /**
+     * Moves the rows that arrived for accounts backing off, and are due by their own time, to their account's retry
+     * time, where the account's earlier rows wait; only for accounts whose retry is more than {@code atLeast} away, at
+     * most {@code max} rows. Without it every claim reads past them (the seed leaves backing-off accounts out row by
+     * row, ~1 µs each): during an API outage with traffic, a pile of the arrival rate times the backoff, read by every
+     * claim. Moving a row costs about as much as ~40 such reads, once. Rows claimed and not yet free stay. Returns how
+     * many it moved.
+     */
+    public int deferWhileBackingOff(Duration atLeast, int max) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                with due as (
+                    select k.delivery_key, b.retry_at from inbox_account_backoff b
+                     cross join lateral (
+                         select w.delivery_key from webhook_inbox w
+                          where w.account_id = b.account_id
+                            and w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
+                            and (w.claimed_until is null or w.claimed_until < now())
+                          order by w.next_attempt_at
+                          limit ?
+                          for update skip locked) k
+                     where b.retry_at > now() + ?::interval
+                     limit ?)
+                update webhook_inbox w set next_attempt_at = due.retry_at
+                  from due
+                 where w.delivery_key = due.delivery_key""")) {
+            ps.setInt(1, max);
+            ps.setString(2, Jdbc.interval(atLeast));
+            ps.setInt(3, max);
+            return ps.executeUpdate();
+        }
+    }
+
     /** Applied (rows that need no reconcile, or whose reconcile committed): the rows {@code owner} still holds. */
     public int markProcessed(Claimant owner, Collection<String> keys) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""

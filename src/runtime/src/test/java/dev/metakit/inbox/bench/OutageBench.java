@@ -24,21 +24,23 @@ import java.util.Optional;
  * <p>The real bundle ({@link RunningInbox}) at its defaults, the worker's backoff included (1 s doubling to 300 s),
  * against a MetaKit double ({@link FakeMetaKit}) whose every call answers 500 from the start; the periodic reconcile
  * and the status watch are off (their calls would fail the same way; what is measured is the ingest and the worker's
- * claims). Signed deliveries at a fixed rate over N accounts ({@link SignedLoad}, 4 threads). Every window it prints
- * PostgreSQL's CPU (the server's processes, read from /proc through the backend's parent: an embedded or local
- * server only), the JVM's, the deliveries acked and their p99, and the rows that are due although their account backs
- * off (the rows every claim reads past when nothing moves them to the account's retry time).
+ * claims). Signed deliveries at a fixed rate over N accounts ({@link SignedLoad}, 4 threads unless {@code --threads}).
+ * Every window it prints PostgreSQL's CPU (the server's processes, read from /proc through the backend's parent: an
+ * embedded or local server only), the JVM's, the deliveries acked and their p99, and the rows that are due although
+ * their account backs off (the rows a claim reads past: those the worker's upkeep has not yet moved to the account's
+ * retry time, or whose account retries within 30 s).
  *
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.OutageBench [--seconds 120] [--window-s 10] [--rate 400] [--accounts 100]
- *   [--result-file results.tsv] [--label outage]
+ *   [--threads 4] [--result-file results.tsv] [--label outage]
  * </pre>
  */
 public final class OutageBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = DrainBench.BenchOptions.parse(args, "outage", Map.of("seconds", "120", "window-s", "10",
-                "rate", "400", "accounts", "100"));
+                "rate", "400", "accounts", "100", "threads", "4"));
+        int threads = Integer.parseInt(o.get("threads"));
         int seconds = Integer.parseInt(o.get("seconds"));
         int window = Integer.parseInt(o.get("window-s"));
         int rate = Integer.parseInt(o.get("rate"));
@@ -58,7 +60,8 @@ public final class OutageBench {
             try (RunningInbox inbox = RunningInbox.start(p)) {
                 System.out.printf(Locale.ROOT, "outage: %d s of deliveries at %d/s over %d accounts, every API call"
                         + " answered 500; windows of %d s%n", seconds, rate, accounts, window);
-                SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, 4, rate / 4, accounts)
+                SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, threads, rate / threads,
+                        accounts)
                         .start();
                 long start = System.nanoTime();
                 double serverCpu0 = cpuSeconds(server);

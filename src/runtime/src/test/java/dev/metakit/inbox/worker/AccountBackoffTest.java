@@ -110,6 +110,34 @@ class AccountBackoffTest {
     }
 
     @Test
+    void rowsArrivingWhileTheAccountsRetryIsFarAreMovedToItByTheUpkeepSoClaimsDoNotReadPastThem() throws Exception {
+        insert("a1-0", 1, 100);
+        InboxWorker worker = worker(w -> {
+            w.setBackoffBaseMillis(60_000);
+            w.setBackoffMaxMillis(60_000);
+        });
+        worker.failed(single(worker.claim()), HTTP_500);
+        // an API outage with traffic: rows keep arriving for the account, due by their own time
+        insertMany("a1-late-", 1, 500, 50);
+        // another account whose retry is near: its rows are left for the claim that takes the account with them
+        TestDatabase.exec("insert into inbox_account_backoff (account_id, retry_at)"
+                + " values (3, now() + interval '20 s')");
+        insertMany("a3-late-", 3, 3, 50);
+        insert("a2-0", 2, 0);
+
+        await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
+                "select count(*) from webhook_inbox where account_id = 1 and next_attempt_at <= now()") == 0);
+        assertThat(scalar("select count(*) from webhook_inbox w join inbox_account_backoff b using (account_id)"
+                + " where w.account_id = 1 and w.next_attempt_at = b.retry_at"))
+                .as("every row of account 1 waits for its retry time").isEqualTo(501);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 1 and attempts > 0"))
+                .as("moving a row spends none of its attempts").isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 3 and next_attempt_at <= now()"))
+                .as("the rows of an account retrying within 30 s stay as they are").isEqualTo(3);
+        assertThat(worker.claim()).extracting(AccountWork::accountId).containsExactly(2L);
+    }
+
+    @Test
     void aRowIsFailedOnlyWhenItsOwnAttemptsAreSpent() throws Exception {
         insert("old", 1, 100);
         insert("young", 1, 50);
@@ -254,6 +282,21 @@ class AccountBackoffTest {
         settings.accept(worker);
         worker.start();
         return worker;
+    }
+
+    /** {@code count} pending trade-event rows of {@code account} ({@code prefix} + n), due {@code ageSeconds} ago. */
+    private static void insertMany(String prefix, long account, int count, int ageSeconds) throws Exception {
+        try (Connection c = TestDatabase.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+                "insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
+                        + " select ? || n, 'position.modified', ?, ?, now() - ? * interval '1 second'"
+                        + " from generate_series(1, ?) n")) {
+            ps.setString(1, prefix);
+            ps.setLong(2, account);
+            ps.setString(3, new String(event("position.modified", account, 100 + account), StandardCharsets.UTF_8));
+            ps.setInt(4, ageSeconds);
+            ps.setInt(5, count);
+            ps.executeUpdate();
+        }
     }
 
     /** A pending trade-event row of {@code account}, due {@code ageSeconds} ago. */
