@@ -101,13 +101,24 @@ final class Outcomes {
                 int n = claims.markFailed(self, spentKeys, error);
                 counters.addFailed(n);
                 counters.fencedIfShort(self, spentKeys.size(), n, about);
-                for (InboxRow row : spent) {
-                    LOG.warn("Inbox row {} failed after {} attempts ({}): {}", row.key(), row.attempts(), about,
-                            error);
+                // one line for the account, not one per row: a long outage fails thousands of rows at once
+                if (spent.size() == 1) {
+                    LOG.warn("Inbox row {} failed after {} attempts ({}): {}", spentKeys.get(0),
+                            spent.get(0).attempts(), about, error);
+                } else {
+                    LOG.warn("{} inbox rows failed after {} attempts or more ({}): {}; keys {}", spent.size(),
+                            retryPolicy.maxAttempts(), about, error, someOf(spentKeys));
                 }
             });
         }
         return new Outcome(work.accountId(), about, steps);
+    }
+
+    /** The first few keys, and how many more: every failed row keeps {@code failed_at} and {@code last_error}. */
+    private static String someOf(List<String> keys) {
+        int shown = Math.min(3, keys.size());
+        String first = String.join(", ", keys.subList(0, shown));
+        return keys.size() > shown ? first + " and " + (keys.size() - shown) + " more" : first;
     }
 
     /** A row no retry can fix (its body): failed at once, with the reason. */

@@ -6,9 +6,11 @@ import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.FakeMetaKit;
+import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
+import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -170,6 +172,28 @@ class AccountBackoffTest {
         worker.failed(single(retry.get()), HTTP_500);
         assertThat(scalar("select count(*) from webhook_inbox where failed_at is not null and attempts = 2"))
                 .isEqualTo(2);
+    }
+
+    @Test
+    void rowsOfAnAccountFailedTogetherAreOneWarningWithTheirCountNotOnePerRow() throws Exception {
+        insertMany("spent-", 1, 50, 100);
+        TestDatabase.exec("update webhook_inbox set attempts = 1");
+        InboxWorker worker = worker(w -> {
+            w.setMaxAttempts(2);
+            w.setBackoffBaseMillis(60_000);
+            w.setBackoffMaxMillis(60_000);
+        });
+        AccountWork work = single(worker.claim());
+
+        try (LogCapture log = LogCapture.atOrAbove(Level.WARN)) {
+            worker.failed(work, HTTP_500);
+            List<String> failedLines = log.lines().stream().filter(l -> l.contains("failed after")).toList();
+            assertThat(failedLines).hasSize(1);
+            assertThat(failedLines.get(0)).contains("50 inbox rows failed after 2 attempts or more (account 1")
+                    .contains("MetaKit API 500").contains(" and 47 more");
+        }
+        assertThat(scalar("select count(*) from webhook_inbox where failed_at is not null"
+                + " and last_error = 'MetaKit API 500'")).isEqualTo(50);
     }
 
     @Test
