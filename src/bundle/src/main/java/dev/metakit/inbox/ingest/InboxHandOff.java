@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +43,8 @@ import java.util.concurrent.ExecutorService;
 public class InboxHandOff extends AsyncProcessorSupport {
     private static final Logger LOG = LoggerFactory.getLogger(InboxHandOff.class);
     private static final int MAX_DEPTH = 64;
+    /** past this many routes remembered, the replaced ones are forgotten (a dev run reloads routes again and again) */
+    private static final int MAX_ROUTES_REMEMBERED = 64;
 
     private InboxRepository repository;
     /**
@@ -108,8 +111,7 @@ public class InboxHandOff extends AsyncProcessorSupport {
         if (route == null) {
             return Optional.empty();
         }
-        if (consumers.size() > 64) {
-            // routes reloaded again and again (the dev run's reload): forget the replaced ones
+        if (consumers.size() > MAX_ROUTES_REMEMBERED) {
             consumers.keySet().removeIf(r -> exchange.getContext().getRoute(r.getRouteId()) != r);
         }
         return consumers.computeIfAbsent(route, this::find);
@@ -117,7 +119,7 @@ public class InboxHandOff extends AsyncProcessorSupport {
 
     private Optional<IdempotentConsumer> find(Route route) {
         List<IdempotentConsumer> found = new ArrayList<>();
-        collect(route.navigate(), found, java.util.Collections.newSetFromMap(new IdentityHashMap<>()), 0);
+        collect(route.navigate(), found, Collections.newSetFromMap(new IdentityHashMap<>()), 0);
         if (found.size() != 1) {
             LOG.warn("Route {} has {} idempotentConsumer(s) on the inbox after its hand-off, not one: each delivery "
                     + "waits for its commit on a thread of its own", route.getRouteId(), found.size());

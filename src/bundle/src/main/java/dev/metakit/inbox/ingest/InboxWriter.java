@@ -55,6 +55,7 @@ public final class InboxWriter implements AutoCloseable {
     private final AtomicReferenceArray<List<Pending>> underWay;
     /** how often the deadline watch looks: a delivery past its deadline is answered 503 at most this late */
     private static final long WATCH_PERIOD_MILLIS = 10;
+    private final Thread deadlineWatch;
 
     private record Pending(Delivery delivery, long arrivalNanos, long deadlineNanos,
                            CompletableFuture<Boolean> stored) {
@@ -78,8 +79,6 @@ public final class InboxWriter implements AutoCloseable {
         deadlineWatch.setDaemon(true);
         deadlineWatch.start();
     }
-
-    private final Thread deadlineWatch;
 
     /**
      * Commits the delivery's row, or finds it already there, blocking the caller until then. The timeout counts from
