@@ -1,6 +1,5 @@
 package dev.metakit.inbox.db;
 
-import dev.metakit.inbox.ops.DeadlineProbe;
 import org.apache.camel.health.HealthCheckResultBuilder;
 import org.apache.camel.impl.health.AbstractHealthCheck;
 

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.db.DeadlineProbe;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.metakit.inbox.springboot;
 
 import dev.metakit.inbox.db.DatabaseHealthCheck;
-import dev.metakit.inbox.ops.DeadlineProbe;
+import dev.metakit.inbox.db.DeadlineProbe;
 import org.apache.camel.CamelContext;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;

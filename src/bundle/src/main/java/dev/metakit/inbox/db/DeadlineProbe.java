@@ -1,4 +1,4 @@
-package dev.metakit.inbox.ops;
+package dev.metakit.inbox.db;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
