@@ -3,6 +3,7 @@ package dev.metakit.inbox.ingest;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.SecretSettings;
 import dev.metakit.inbox.secret.AcceptedSecrets;
+import dev.metakit.inbox.secret.SecretsInForce;
 import dev.metakit.inbox.signature.SignatureVerifier;
 import dev.metakit.inbox.signature.VerifiedSignature;
 import org.apache.camel.CamelContext;
@@ -22,7 +23,7 @@ import java.util.List;
  * {@link Delivery} on the exchange for the inbox. Rejections propagate as
  * {@code SignatureVerificationException}, which the route answers with 400 and its reason.
  */
-public class WebhookVerification implements Processor, CamelContextAware {
+public class WebhookVerification implements Processor, CamelContextAware, SecretsInForce {
     public static final String SIGNATURE_HEADER = "X-MetaKit-Signature";
     public static final String EVENT_HEADER = "X-MetaKit-Event";
 
@@ -68,6 +69,7 @@ public class WebhookVerification implements Processor, CamelContextAware {
     }
 
     /** The dev run's throwaway secret, when neither the settings nor the database hold one. */
+    @Override
     public void generateSecret() {
         secret = generateDevSecret();
         secretGenerated = true;
@@ -78,6 +80,7 @@ public class WebhookVerification implements Processor, CamelContextAware {
      * True when METAKIT_WEBHOOK_SECRET is set: that secret (and METAKIT_WEBHOOK_SECRET_PREVIOUS) wins over a stored
      * one, and is never replaced by a rotation.
      */
+    @Override
     public boolean configuredSecret() {
         return configuredSecret;
     }
@@ -91,6 +94,7 @@ public class WebhookVerification implements Processor, CamelContextAware {
      * Installs stored secrets: {@code accepted.current()}, and its previous one if its window is still open at this
      * verifier's clock (the caller installs again once it has closed).
      */
+    @Override
     public void accept(AcceptedSecrets accepted) {
         List<String> now = accepted.at(clock.instant());
         secrets(now.get(0), now.size() > 1 ? now.get(1) : null);
@@ -168,8 +172,8 @@ public class WebhookVerification implements Processor, CamelContextAware {
     public void setDevMode(boolean devMode) { this.devMode = devMode; }
     /** Only whether it is set is kept: with it, a missing METAKIT_WEBHOOK_SECRET means the stored secret. */
     public void setSecretKey(String key) { this.storedSecretsPossible = !isBlank(key); }
-    public long getToleranceSeconds() { return toleranceSeconds; }
-    public boolean isDevMode() { return devMode; }
+    @Override public long getToleranceSeconds() { return toleranceSeconds; }
+    @Override public boolean isDevMode() { return devMode; }
     public void setClock(Clock clock) { this.clock = clock; }
 
     /** where {@link #start} reads the secret settings it was not given */

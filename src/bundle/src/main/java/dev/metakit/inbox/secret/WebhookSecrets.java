@@ -4,7 +4,6 @@ import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.DurationSetting;
 import dev.metakit.inbox.config.SecretSettings;
-import dev.metakit.inbox.ingest.WebhookVerification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +37,7 @@ public class WebhookSecrets extends ContextBean {
     /** How soon every instance accepts a secret another one stored. */
     static final Duration POLL = Duration.ofSeconds(1);
 
-    private WebhookVerification verification;
+    private SecretsInForce verification;
     private DataSource dataSource;
     private String secretKey;
     private String webhookId;
@@ -333,7 +332,7 @@ public class WebhookSecrets extends ContextBean {
         }
     }
 
-    public void setVerification(WebhookVerification verification) { this.verification = verification; }
+    public void setVerification(SecretsInForce verification) { this.verification = verification; }
     public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }
     public void setSecretKey(String secretKey) { this.secretKey = secretKey; }
     public void setWebhookId(String webhookId) { this.webhookId = webhookId; }
