@@ -6,7 +6,7 @@ import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.EnumeratedSettings;
 import dev.metakit.inbox.config.Required;
-import dev.metakit.inbox.worker.InboxWorker;
+import dev.metakit.inbox.inbox.Heartbeat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +38,7 @@ public class ChangePublisher extends ContextBean {
     private final FeedCounts counts = new FeedCounts();
 
     private DataSource dataSource;
-    private InboxWorker inboxWorker;
+    private Heartbeat heartbeat;
     private LongSupplier nanoClock = System::nanoTime;
     private String outlet = DEFAULT_OUTLET;
     private Integer concurrency;
@@ -61,9 +61,9 @@ public class ChangePublisher extends ContextBean {
         Required.setting(concurrency, "metakit.feed.concurrency");
         Required.setting(backoffBaseMillis, "metakit.feed.backoff-base-millis");
         Required.setting(backoffMaxMillis, "metakit.feed.backoff-max-millis");
-        if (inboxWorker == null) {
-            throw new ConfigurationException("the changePublisher bean has no inboxWorker: the feed's accounts are held"
-                    + " by that worker's heartbeat (routes/beans.camel.yaml sets it to #bean:inboxWorker)");
+        if (heartbeat == null) {
+            throw new ConfigurationException("the changePublisher bean has no heartbeat: the feed's accounts are held"
+                    + " by the worker's heartbeat (routes/beans.camel.yaml sets it to #bean:inboxWorker)");
         }
     }
 
@@ -97,7 +97,7 @@ public class ChangePublisher extends ContextBean {
             p.ownership().releaseAll(c);
         } catch (SQLException e) {
             LOG.warn("Feed: could not give this instance's accounts up (the others take them once its heartbeat"
-                    + " is {} ms old): {}", inboxWorker.deadAfter().toMillis(), e.getMessage());
+                    + " is {} ms old): {}", heartbeat.deadAfter().toMillis(), e.getMessage());
         }
     }
 
@@ -169,7 +169,7 @@ public class ChangePublisher extends ContextBean {
 
     private FeedParts startParts() {
         AccountOwnership ownership = new AccountOwnership(
-                new FeedOwnership(inboxWorker.beatingBoot(), inboxWorker.deadAfter(), nanoClock));
+                new FeedOwnership(heartbeat.beatingBoot(), heartbeat.deadAfter(), nanoClock));
         return FeedParts.start(getCamelContext().getEndpoint(outlet), json, concurrency,
                 new FeedBackoff(backoffBaseMillis, backoffMaxMillis),
                 new FeedWakeups(dataSource, this::offer, this::publishDue), ownership);
@@ -231,9 +231,9 @@ public class ChangePublisher extends ContextBean {
         this.dataSource = dataSource;
     }
 
-    /** The worker whose boot and heartbeat ({@code inbox_instances}) hold this instance's accounts of the feed. */
-    public void setInboxWorker(InboxWorker inboxWorker) {
-        this.inboxWorker = inboxWorker;
+    /** The heartbeat ({@code inbox_instances}) that holds this instance's accounts of the feed: the worker's. */
+    public void setHeartbeat(Heartbeat heartbeat) {
+        this.heartbeat = heartbeat;
     }
 
     /** Tests: this process's monotonic clock as the leases read it (set before the first publish). */

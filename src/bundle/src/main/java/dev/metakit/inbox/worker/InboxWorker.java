@@ -3,6 +3,7 @@ package dev.metakit.inbox.worker;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.Heartbeat;
 import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxRow;
@@ -38,7 +39,7 @@ import java.util.List;
  * of the same instance id. Every outcome write checks the token: a boot resumed after its claims were taken over
  * writes nothing for them (counted in {@link #fencedCount()}).
  */
-public class InboxWorker extends ContextBean {
+public class InboxWorker extends ContextBean implements Heartbeat {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
 
     private DataSource dataSource;
@@ -242,8 +243,9 @@ public class InboxWorker extends ContextBean {
 
     /**
      * This boot, its heartbeat running from now on (if no claim started it yet): what else the boot holds by liveness,
-     * the change feed's accounts ({@code feed/FeedOwnership}), is held by this heartbeat and lost with it.
+     * the change feed's accounts, is held by this heartbeat and lost with it.
      */
+    @Override
     public synchronized Claimant beatingBoot() {
         if (self == null) {
             throw new IllegalStateException("the worker has not started: its boot does not beat yet");
@@ -252,7 +254,7 @@ public class InboxWorker extends ContextBean {
         return self;
     }
 
-    /** How long after this boot's last heartbeat the others take over what it holds. */
+    @Override
     public Duration deadAfter() { return Duration.ofMillis(deadAfterMillis); }
 
     public void setDataSource(DataSource dataSource) { this.dataSource = dataSource; }

@@ -130,7 +130,7 @@ public final class FeedKafkaBench {
             ChangePublisher publisher = new ChangePublisher();
             publisher.setCamelContext(context);
             publisher.setDataSource(db);
-            publisher.setInboxWorker(worker);
+            publisher.setHeartbeat(worker);
             publisher.setConcurrency(Integer.parseInt(o.get("--concurrency")));
             publisher.setBackoffBaseMillis(1000);
             publisher.setBackoffMaxMillis(30_000);

@@ -312,7 +312,7 @@ class ChangePublisherTest {
         ChangePublisher p = new ChangePublisher();
         p.setCamelContext(context);
         p.setDataSource(db);
-        p.setInboxWorker(worker);
+        p.setHeartbeat(worker);
         p.setConcurrency(concurrency);
         // a short backoff so the test takes seconds; the backoff's doubling is what aFailingOutlet... checks
         p.setBackoffBaseMillis(100);

@@ -202,7 +202,7 @@ class ExternalPublisherTest {
         // the boot whose heartbeat holds the published accounts (feed_owners), as routes/beans.camel.yaml wires it
         worker = ShippedWorker.create("external-publisher-test");
         worker.start();
-        p.setInboxWorker(worker);
+        p.setHeartbeat(worker);
         p.setConcurrency(1);
         p.setBackoffBaseMillis(100);
         p.setBackoffMaxMillis(1000);

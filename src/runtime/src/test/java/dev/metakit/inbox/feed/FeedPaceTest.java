@@ -259,7 +259,7 @@ class FeedPaceTest {
         InboxWorker worker = ShippedWorker.create("feed-pace-" + (publishers.size() + 1));
         worker.start();
         closeLast.add(worker::stop);
-        p.setInboxWorker(worker);
+        p.setHeartbeat(worker);
         p.setConcurrency(4);
         p.setBackoffBaseMillis(1000);
         p.setBackoffMaxMillis(30_000);
