@@ -159,7 +159,7 @@ class ExternalPublisherTest {
         // account 1's changes are 8 days old and were never marked published (nothing marks them with Debezium)
         TestDatabase.exec("update position_changes set reconciled_at = now() - interval '8 days'"
                 + " where account_id = 1");
-        FeedOps ops = new FeedOps();
+        FeedRetention ops = new FeedRetention();
         ops.setDataSource(db);
         ops.setRetention("P7D");
         ops.setBatchSize(2);
@@ -174,7 +174,7 @@ class ExternalPublisherTest {
 
         // in-process (the default), the same rows stay: unpublished ones are never pruned
         TestDatabase.exec("update position_changes set reconciled_at = now() - interval '8 days'");
-        FeedOps inProcess = new FeedOps();
+        FeedRetention inProcess = new FeedRetention();
         inProcess.setDataSource(db);
         inProcess.setRetention("P7D");
         inProcess.setBatchSize(2);

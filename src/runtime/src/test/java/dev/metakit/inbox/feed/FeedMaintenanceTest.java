@@ -56,7 +56,7 @@ class FeedMaintenanceTest {
         change(7, 2, now.minus(Duration.ofDays(9)), null); // never published: kept whatever its age
         change(7, 3, now.minus(Duration.ofDays(1)), now.minus(Duration.ofDays(1)));
 
-        FeedOps ops = new FeedOps();
+        FeedRetention ops = new FeedRetention();
         ops.setDataSource(db);
         ops.setRetention("P7D");
         ops.setBatchSize(1);
@@ -68,7 +68,7 @@ class FeedMaintenanceTest {
 
     @Test
     void aRetentionThatIsNotAPositiveDurationIsRefused() {
-        assertThatThrownBy(() -> new FeedOps().setRetention("PT0S")).isInstanceOf(ConfigurationException.class)
+        assertThatThrownBy(() -> new FeedRetention().setRetention("PT0S")).isInstanceOf(ConfigurationException.class)
                 .hasMessageContaining("METAKIT_FEED_RETENTION");
     }
 

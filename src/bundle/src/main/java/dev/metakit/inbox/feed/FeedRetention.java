@@ -18,10 +18,10 @@ import java.time.Instant;
  * confirmed). Retention then deletes changes reconciled more than {@code METAKIT_FEED_RETENTION} ago, published or
  * not, and replay is the topic's (a consumer group's offsets set back), so the replays here refuse.
  */
-public class FeedOps extends RetentionJob {
+public class FeedRetention extends RetentionJob {
     private boolean inProcess = true;
 
-    public FeedOps() {
+    public FeedRetention() {
         super("metakit.feed.retention");
     }
 
