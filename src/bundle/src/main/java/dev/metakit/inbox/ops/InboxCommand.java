@@ -98,9 +98,10 @@ public final class InboxCommand {
                                 + USAGE);
                         return 2;
                     }
-                    out.println("replayed " + maintenance.replay(account, from, to) + " deliveries");
+                    out.println("replayed " + maintenance.replayReceived(account, from, to) + " deliveries");
                 }
-                case "requeue-failed" -> out.println("requeued " + maintenance.requeueFailed(account) + " failed rows");
+                case "requeue-failed" -> out.println("requeued " + (account == null ? maintenance.requeueFailed()
+                        : maintenance.requeueFailedOfAccount(account)) + " failed rows");
                 case "prune" -> {
                     InboxRetention settings = new InboxRetention();
                     settings.setRetention(olderThan);

@@ -13,7 +13,9 @@ import java.time.Instant;
  * Operators' changes to the inbox (no Camel): replay stored deliveries through the worker, requeue failed rows, prune
  * old processed rows, each with its log line; the statements are {@link InboxAdmin}'s. Replay is harmless by
  * construction: a reconcile only makes the positions table match MetaKit, whatever the number of times it runs. Used
- * by {@link InboxCommand}, the ops page, and the bean {@code inboxMaintenance}.
+ * by {@link InboxCommand}, the ops page, and a route's {@code bean:} step as the bean {@code inboxMaintenance}, e.g.
+ * {@code bean:inboxMaintenance?method=replayAccount(2)} (its methods for routes are not overloaded, so a step names
+ * one without its parameter types).
  */
 public class InboxMaintenance {
     private static final Logger LOG = LoggerFactory.getLogger(InboxMaintenance.class);
@@ -28,10 +30,18 @@ public class InboxMaintenance {
     }
 
     /**
+     * For a route: replays one account's stored deliveries ({@code null}: every account) received in
+     * {@code [from, to)}, ISO-8601 instants, either blank or null for an open end.
+     */
+    public int replay(Long account, String from, String to) throws SQLException {
+        return replayReceived(account, instant(from), instant(to));
+    }
+
+    /**
      * Replays the stored deliveries of one account ({@code null}: every account) received in {@code [from, to)}
      * (either bound may be null); the worker picks them up at its next poll. Returns how many rows.
      */
-    public int replay(Long account, Instant from, Instant to) throws SQLException {
+    public int replayReceived(Long account, Instant from, Instant to) throws SQLException {
         if (from != null && to != null && !from.isBefore(to)) {
             throw new IllegalArgumentException("replay: --from must be before --to");
         }
@@ -41,22 +51,33 @@ public class InboxMaintenance {
         return n;
     }
 
-    /** For a route or the ops page: every stored delivery of one account. */
+    /** Every stored delivery of one account. */
     public int replayAccount(long account) throws SQLException {
-        return replay(account, null, null);
+        return replayReceived(account, null, null);
     }
 
-    /** Puts failed rows (of one account, or all when {@code null}) back in the queue with fresh attempts. */
-    public int requeueFailed(Long account) throws SQLException {
-        int n = inbox.requeueFailed(account, null);
-        LOG.info("Requeued {} failed inbox rows (account {})", n, account == null ? "any" : account);
-        return n;
+    /** Puts every failed row back in the queue with fresh attempts. */
+    public int requeueFailed() throws SQLException {
+        return requeue(null, null);
+    }
+
+    /** Puts the failed rows of one account back in the queue with fresh attempts. */
+    public int requeueFailedOfAccount(long account) throws SQLException {
+        return requeue(account, null);
     }
 
     /** Puts one failed row back in the queue; returns 1, or 0 when no failed row has this key. */
     public int requeueFailedRow(String deliveryKey) throws SQLException {
-        int n = inbox.requeueFailed(null, deliveryKey);
-        LOG.info("Requeued failed inbox row {}: {}", deliveryKey, n == 1 ? "done" : "no such failed row");
+        return requeue(null, deliveryKey);
+    }
+
+    private int requeue(Long account, String deliveryKey) throws SQLException {
+        int n = inbox.requeueFailed(account, deliveryKey);
+        if (deliveryKey != null) {
+            LOG.info("Requeued failed inbox row {}: {}", deliveryKey, n == 1 ? "done" : "no such failed row");
+        } else {
+            LOG.info("Requeued {} failed inbox rows (account {})", n, account == null ? "any" : account);
+        }
         return n;
     }
 
@@ -70,6 +91,10 @@ public class InboxMaintenance {
 
     public long prune(Duration retention, int batchSize) throws SQLException {
         return prune(Instant.now().minus(retention), batchSize);
+    }
+
+    private static Instant instant(String s) {
+        return s == null || s.isBlank() ? null : Instant.parse(s.trim());
     }
 
     public void setDataSource(DataSource dataSource) {

@@ -102,7 +102,7 @@ public class OpsPage extends ContextBean {
         router.route(HttpMethod.POST, path + "/api/requeue").blockingHandler(ctx -> api(ctx, () -> {
             String key = ctx.request().getParam("key");
             InboxMaintenance m = new InboxMaintenance(dataSource());
-            return Map.of("requeued", key == null || key.isBlank() ? m.requeueFailed(null) : m.requeueFailedRow(key));
+            return Map.of("requeued", key == null || key.isBlank() ? m.requeueFailed() : m.requeueFailedRow(key));
         }), false);
         router.route(HttpMethod.POST, path + "/api/replay").blockingHandler(ctx -> api(ctx, () ->
                 Map.of("replayed", new InboxMaintenance(dataSource())

@@ -40,7 +40,7 @@ class InboxMaintenanceTest {
         row("mid", 3, 10, "processed");
         row("new", 2, 1, "processed");
         Instant now = Instant.now();
-        assertThat(maintenance.replay(null, now.minus(Duration.ofHours(24)), now.minus(Duration.ofHours(2))))
+        assertThat(maintenance.replayReceived(null, now.minus(Duration.ofHours(24)), now.minus(Duration.ofHours(2))))
                 .isEqualTo(1);
         assertThat(scalar("select count(*) from webhook_inbox where processed_at is null and delivery_key = 'mid'"))
                 .isEqualTo(1);
@@ -51,7 +51,7 @@ class InboxMaintenanceTest {
     void aRowUnderALiveLeaseIsLeftToTheRunThatHoldsIt() throws Exception {
         row("busy", 2, 1, "claimed");
         assertThat(maintenance.replay(2L, null, null)).isZero();
-        assertThatThrownBy(() -> maintenance.replay(null, Instant.now(), Instant.now().minusSeconds(1)))
+        assertThatThrownBy(() -> maintenance.replayReceived(null, Instant.now(), Instant.now().minusSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -59,9 +59,9 @@ class InboxMaintenanceTest {
     void requeueingFailedRowsOfOneAccountLeavesTheOthersFailed() throws Exception {
         row("f2", 2, 1, "failed");
         row("f3", 3, 1, "failed");
-        assertThat(maintenance.requeueFailed(2L)).isEqualTo(1);
+        assertThat(maintenance.requeueFailedOfAccount(2)).isEqualTo(1);
         assertThat(scalar("select count(*) from webhook_inbox where failed_at is not null")).isEqualTo(1);
-        assertThat(maintenance.requeueFailed(null)).isEqualTo(1);
+        assertThat(maintenance.requeueFailed()).isEqualTo(1);
     }
 
     @Test

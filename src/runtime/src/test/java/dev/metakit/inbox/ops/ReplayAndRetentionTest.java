@@ -38,7 +38,8 @@ class ReplayAndRetentionTest {
         await().atMost(Duration.ofSeconds(15)).until(() -> metakit.calls("positions") >= 1);
         int before = metakit.calls("positions");
 
-        InboxOps ops = inbox.camelContext().getRegistry().lookupByNameAndType("inboxMaintenance", InboxOps.class);
+        InboxMaintenance ops = inbox.camelContext().getRegistry().lookupByNameAndType("inboxMaintenance",
+                InboxMaintenance.class);
         assertThat(ops.replayAccount(2)).isEqualTo(1);
         await().atMost(Duration.ofSeconds(15)).until(() -> metakit.calls("positions") > before
                 && scalar("select count(*) from webhook_inbox where processed_at is not null") == 1);
@@ -57,7 +58,8 @@ class ReplayAndRetentionTest {
         // a second position whose delivery MetaKit never made: only the replayed delivery's reconcile finds it
         metakit.open(2, 21, "0.20", "0", "0", opened.plusSeconds(10));
 
-        InboxOps ops = inbox.camelContext().getRegistry().lookupByNameAndType("inboxMaintenance", InboxOps.class);
+        InboxMaintenance ops = inbox.camelContext().getRegistry().lookupByNameAndType("inboxMaintenance",
+                InboxMaintenance.class);
         assertThat(ops.replayAccount(2)).isEqualTo(1);
         await().atMost(Duration.ofSeconds(15)).until(() ->
                 scalar("select count(*) from position_changes where account_id = 2 and ticket = 21") == 1);
