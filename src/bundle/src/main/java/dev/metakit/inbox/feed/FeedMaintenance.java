@@ -1,5 +1,6 @@
 package dev.metakit.inbox.feed;
 
+import dev.metakit.inbox.config.EnumeratedSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,12 +14,21 @@ import java.util.Map;
  * Operators' changes to the feed, plain SQL (no Camel): replay and pruning. A replay marks changes unpublished
  * again; the publisher of any instance sends them again, in seq order per account, with their original ids, so a
  * downstream that dedupes by {@code MetaKitChangeId} sees nothing new and one that does not gets the history again.
- * Used by {@code InboxCommand} and the bean {@code changeFeedOps}.
+ * Used by {@code InboxCommand}, the ops page, {@link FeedRetention}, and a route's {@code bean:} step as the bean
+ * {@code feedMaintenance}: {@code bean:feedMaintenance?method=replayAccount(2, 1)}, or
+ * {@code replaySince('2026-12-01T00:00:00Z')}.
+ *
+ * <p>With {@code metakit.feed.publisher=external} (Debezium streams the table from the WAL) the replays refuse: a
+ * change marked unpublished again would be sent by nobody; replay is the topic's (a consumer group's offsets set back).
  */
 public class FeedMaintenance {
     private static final Logger LOG = LoggerFactory.getLogger(FeedMaintenance.class);
 
-    private final DataSource dataSource;
+    private DataSource dataSource;
+    private boolean inProcess = true;
+
+    public FeedMaintenance() {
+    }
 
     public FeedMaintenance(DataSource dataSource) {
         this.dataSource = dataSource;
@@ -26,6 +36,7 @@ public class FeedMaintenance {
 
     /** Publishes again the account's retained changes from {@code fromSeq} on. Returns how many. */
     public int replayAccount(long accountId, long fromSeq) throws SQLException {
+        requireInProcess();
         if (fromSeq < 1) {
             throw new IllegalArgumentException("replay: the first seq is 1, got " + fromSeq);
         }
@@ -37,8 +48,14 @@ public class FeedMaintenance {
         return n;
     }
 
+    /** For a route: {@link #replayReconciledSince} an ISO-8601 instant. */
+    public int replaySince(String since) throws SQLException {
+        return replayReconciledSince(Instant.parse(since.trim()));
+    }
+
     /** Publishes again every retained change reconciled at or after {@code since}. Returns how many. */
-    public int replaySince(Instant since) throws SQLException {
+    public int replayReconciledSince(Instant since) throws SQLException {
+        requireInProcess();
         int n;
         try (Connection c = dataSource.getConnection()) {
             n = ChangeStore.replaySince(c, since);
@@ -65,9 +82,25 @@ public class FeedMaintenance {
     }
 
     /** Deletes changes published before {@code cutoff}, {@code batchSize} per statement; unpublished ones stay. */
-    public long prune(Instant cutoff, int batchSize) throws SQLException {
+    public long prunePublished(Instant cutoff, int batchSize) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             return ChangeStore.prunePublished(c, cutoff, batchSize);
+        }
+    }
+
+    public void setDataSource(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** The same words as the publisher's ({@link ChangePublisher#setPublisher}). */
+    public void setPublisher(String publisher) {
+        this.inProcess = EnumeratedSettings.feedPublishedInProcess(publisher);
+    }
+
+    private void requireInProcess() {
+        if (!inProcess) {
+            throw new IllegalStateException("feed replay is the in-process publisher's; with"
+                    + " METAKIT_FEED_PUBLISHER=external replay from the topic (set the consumer group's offsets back)");
         }
     }
 }

@@ -112,7 +112,7 @@ public final class InboxCommand {
                     if (account != null && fromSeq != null && since == null) {
                         out.println("marked " + feed.replayAccount(account, fromSeq) + " changes for publishing again");
                     } else if (since != null && account == null && fromSeq == null) {
-                        out.println("marked " + feed.replaySince(since) + " changes for publishing again");
+                        out.println("marked " + feed.replayReconciledSince(since) + " changes for publishing again");
                     } else {
                         err.println("InboxCommand: feed-replay needs --account with --from-seq, or --since alone\n"
                                 + USAGE);

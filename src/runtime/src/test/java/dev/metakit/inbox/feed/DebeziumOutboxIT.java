@@ -161,7 +161,7 @@ class DebeziumOutboxIT {
         try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
             s.executeUpdate("update position_changes set published_at = now()");
         }
-        int replayed = new FeedMaintenance(db).replaySince(Instant.EPOCH);
+        int replayed = new FeedMaintenance(db).replayReconciledSince(Instant.EPOCH);
         Map<Long, List<String>> expected = inProcessJson(db);
         long pruned = new FeedMaintenance(db).pruneReconciled(Instant.now().plus(1, ChronoUnit.MINUTES), 500);
         assertThat(pruned).as("retention deleted every row").isEqualTo(count(expected));

@@ -168,9 +168,12 @@ class ExternalPublisherTest {
         assertThat(ops.prune()).isEqualTo(3);
         assertThat(TestDatabase.scalar("select count(*) from position_changes where account_id = 1")).isZero();
         assertThat(TestDatabase.scalar("select count(*) from position_changes where account_id = 2")).isEqualTo(2);
-        assertThatThrownBy(() -> ops.replayAccount(2, 1)).isInstanceOf(IllegalStateException.class)
+        FeedMaintenance replays = new FeedMaintenance(db);
+        replays.setPublisher("external");
+        assertThatThrownBy(() -> replays.replayAccount(2, 1)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("METAKIT_FEED_PUBLISHER=external");
-        assertThatThrownBy(() -> ops.replaySince("2026-12-01T00:00:00Z")).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> replays.replaySince("2026-12-01T00:00:00Z"))
+                .isInstanceOf(IllegalStateException.class);
 
         // in-process (the default), the same rows stay: unpublished ones are never pruned
         TestDatabase.exec("update position_changes set reconciled_at = now() - interval '8 days'");

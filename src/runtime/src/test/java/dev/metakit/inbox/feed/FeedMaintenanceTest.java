@@ -45,7 +45,7 @@ class FeedMaintenanceTest {
         change(7, 2, now.minus(Duration.ofHours(1)), now.minus(Duration.ofHours(1)));
         change(8, 1, now.minus(Duration.ofMinutes(30)), now.minus(Duration.ofMinutes(30)));
 
-        assertThat(feed.replaySince(now.minus(Duration.ofHours(2)))).isEqualTo(2);
+        assertThat(feed.replayReconciledSince(now.minus(Duration.ofHours(2)))).isEqualTo(2);
 
         assertThat(unpublished()).isEqualTo("7:2,8:1");
     }
