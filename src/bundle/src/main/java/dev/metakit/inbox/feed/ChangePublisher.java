@@ -168,8 +168,7 @@ public class ChangePublisher extends ContextBean {
     }
 
     private FeedParts startParts() {
-        AccountOwnership ownership = new AccountOwnership(
-                new FeedOwnership(heartbeat.beatingBoot(), heartbeat.deadAfter(), nanoClock));
+        FeedOwnership ownership = new FeedOwnership(heartbeat.beatingBoot(), heartbeat.deadAfter(), nanoClock);
         return FeedParts.start(getCamelContext().getEndpoint(outlet), json, concurrency,
                 new FeedBackoff(backoffBaseMillis, backoffMaxMillis),
                 new FeedWakeups(dataSource, this::offer, this::publishDue), ownership);

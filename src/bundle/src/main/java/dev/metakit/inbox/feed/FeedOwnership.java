@@ -14,6 +14,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -35,6 +36,13 @@ import java.util.function.LongSupplier;
  * </ul>
  * A send already under way when the process froze still completes when it wakes (no lease can recall it): a repeat, with
  * its change id, of a change the new owner sends too.
+ *
+ * <p>The publisher asks here alone: a turn gets the account's {@link #lease}, asks {@link #stillOwns} before each batch
+ * and {@link #valid} before each send, and marks what the outlet confirmed with {@link #markPublished}, which reports
+ * how many rows it marked per account: the publisher stops an account when that is short, and {@link #forget}s its
+ * lease. An account stays this boot's between turns, and so does its lease: a turn under a lease still valid by this
+ * process's clock asks the database nothing (at a steady trickle, a statement per change saved); a clean stop gives
+ * them all up ({@link #releaseAll}).
  */
 final class FeedOwnership {
     /** The share of dead-after kept as a margin between this boot's last valid send and another boot's takeover. */
@@ -72,6 +80,8 @@ final class FeedOwnership {
     private final Claimant self;
     private final Duration deadAfter;
     private final LongSupplier nanoClock;
+    /** the lease each account was last taken or confirmed under */
+    private final Map<Long, Lease> leases = new ConcurrentHashMap<>();
 
     /**
      * A boot's right to publish one account: the epoch it holds it at, and until when (on {@code System.nanoTime()})
@@ -89,6 +99,40 @@ final class FeedOwnership {
         this.self = self;
         this.deadAfter = deadAfter;
         this.nanoClock = nanoClock;
+    }
+
+    /**
+     * The account's lease for this turn: the one it holds while valid by this process's clock, else the account taken
+     * or confirmed in the database; null when another live instance publishes it.
+     */
+    Lease lease(Connection c, long accountId) throws SQLException {
+        Lease held = leases.get(accountId);
+        if (held != null && valid(held)) {
+            return held;
+        }
+        return remember(accountId, take(c, accountId));
+    }
+
+    /**
+     * Asked before each batch: the lease to send it under ({@link #renewed}), or null, which ends the turn (the account
+     * is someone else's now).
+     */
+    Lease stillOwns(Connection c, Lease lease) throws SQLException {
+        return remember(lease.accountId(), renewed(c, lease));
+    }
+
+    /** The account is not (or no longer surely) this boot's: its next turn asks the database. */
+    void forget(long accountId) {
+        leases.remove(accountId);
+    }
+
+    private Lease remember(long accountId, Lease lease) {
+        if (lease == null) {
+            leases.remove(accountId);
+        } else {
+            leases.put(accountId, lease);
+        }
+        return lease;
     }
 
     /**
@@ -118,7 +162,7 @@ final class FeedOwnership {
         }
     }
 
-    /** Whether this boot may still send under {@code lease}, by its own clock. */
+    /** Whether this boot may still send under {@code lease}, by its own clock (asked before each send). */
     boolean valid(Lease lease) {
         return nanoClock.getAsLong() - lease.validUntilNanos() < 0;
     }
@@ -173,6 +217,7 @@ final class FeedOwnership {
 
     /** Gives up every account this boot owns (a clean stop): the other instances take them at once. */
     int releaseAll(Connection c) throws SQLException {
+        leases.clear();
         try (PreparedStatement s = c.prepareStatement("delete from feed_owners where owner_token = ?")) {
             s.setObject(1, self.bootToken());
             return s.executeUpdate();

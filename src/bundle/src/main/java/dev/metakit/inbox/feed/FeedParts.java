@@ -16,14 +16,14 @@ import java.util.concurrent.TimeUnit;
  * its stop. Kept apart so the publisher holds the feed's rules and this what they run on.
  */
 record FeedParts(ExecutorService pool, ScheduledExecutorService retries, AsyncProducer producer, OutletBatch outlet,
-                 FeedBackoff backoff, FeedWakeups wakeups, AccountOwnership ownership) {
+                 FeedBackoff backoff, FeedWakeups wakeups, FeedOwnership ownership) {
 
     /**
      * Starts the outlet's producer, {@code concurrency} publishing threads and one retry timer (daemons: a stuck send
      * never holds the JVM up); the wakeups are started by the caller once these are in place.
      */
     static FeedParts start(Endpoint outlet, ObjectWriter json, int concurrency, FeedBackoff backoff,
-                           FeedWakeups wakeups, AccountOwnership ownership) {
+                           FeedWakeups wakeups, FeedOwnership ownership) {
         AsyncProducer producer;
         try {
             producer = outlet.createAsyncProducer();

@@ -23,7 +23,7 @@ import java.util.function.LongConsumer;
  * when its turn comes, and a turn of its own per change cost a read, a send waited for and a mark per change; a round
  * costs them once for all its accounts.
  *
- * <p>For each account it is what a turn of its own would be. The account's lease ({@link AccountOwnership}: skipped
+ * <p>For each account it is what a turn of its own would be. The account's lease ({@link FeedOwnership}: skipped
  * when another live instance owns it); then in batches of up to {@code batchSize}: the lease confirmed, the unpublished
  * changes read in seq order, sent without waiting between sends ({@link OutletBatch}, each send only while the lease
  * is valid by this process's clock), and the confirmed prefix marked published, fenced by the ownership's epoch (one
@@ -87,7 +87,7 @@ record FeedRound(DataSource dataSource, FeedParts parts, FeedCounts counts, int 
             // each send only while its lease is valid by this process's clock: a freeze in the middle of a batch sends
             // nothing more once it woke up past the lease (the fenced mark refuses what went before)
             Map<Long, OutletBatch.Result> sent = parts.outlet().send(batches,
-                    a -> running.getAsBoolean() && parts.ownership().mayStillSend(leases.get(a)), running);
+                    a -> running.getAsBoolean() && parts.ownership().valid(leases.get(a)), running);
             Map<Long, Integer> marked = mark(c, batches, sent, leases);
             batches.forEach((account, batch) -> {
                 if (!goesOn(account, batch, sent.get(account), marked.getOrDefault(account, 0), leases.get(account),
@@ -154,7 +154,7 @@ record FeedRound(DataSource dataSource, FeedParts parts, FeedCounts counts, int 
             next.put(account, batch.get(confirmed - 1).seq());
         }
         if (confirmed < batch.size()) {
-            if (sent.error() == null && running.getAsBoolean() && !parts.ownership().mayStillSend(lease)) {
+            if (sent.error() == null && running.getAsBoolean() && !parts.ownership().valid(lease)) {
                 return true; // the lease ran out mid-batch: the next batch's check confirms it or ends the turn
             }
             if (sent.error() != null) {
