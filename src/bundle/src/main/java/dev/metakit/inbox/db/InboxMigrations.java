@@ -62,33 +62,26 @@ public final class InboxMigrations {
     /** Creates the schema or moves an earlier install into it, in one transaction. */
     static void prepare(DataSource dataSource, InboxSchema schema) {
         try (Connection c = firstConnection(dataSource)) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
-                try (PreparedStatement lock = c.prepareStatement("select pg_advisory_xact_lock(?)")) {
+            Jdbc.inTransaction(c, tx -> {
+                try (PreparedStatement lock = tx.prepareStatement("select pg_advisory_xact_lock(?)")) {
                     lock.setLong(1, PREPARATION_LOCK);
                     lock.execute();
                 }
-                boolean hasHistory = SchemaSetup.exists(c, schema) && tableExists(c, schema, HISTORY_TABLE);
-                SchemaSetup.prepare(c, schema, !hasHistory);
+                boolean hasHistory = SchemaSetup.exists(tx, schema) && tableExists(tx, schema, HISTORY_TABLE);
+                SchemaSetup.prepare(tx, schema, !hasHistory);
                 if (!hasHistory) {
-                    List<String> foreign = tables(c, schema);
+                    List<String> foreign = tables(tx, schema);
                     if (!foreign.isEmpty()) {
                         throw new ConfigurationException("the schema " + schema + " holds tables that are not the "
                                 + "bundle's " + foreign + ": set " + InboxSchema.SETTING + " to a schema of its own");
                     }
-                    var earlier = EarlierLayout.find(c, schema);
+                    var earlier = EarlierLayout.find(tx, schema);
                     if (earlier.isPresent()) {
-                        earlier.get().moveInto(c, schema);
+                        earlier.get().moveInto(tx, schema);
                     }
                 }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(autoCommit);
-            }
+                return null;
+            });
         } catch (SQLException e) {
             throw new IllegalStateException("could not prepare the schema " + schema + ": " + e.getMessage(), e);
         }

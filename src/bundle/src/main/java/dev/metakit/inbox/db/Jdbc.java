@@ -1,6 +1,7 @@
 package dev.metakit.inbox.db;
 
 import java.math.BigDecimal;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -48,6 +49,31 @@ public final class Jdbc {
     /** A duration as a PostgreSQL {@code interval} literal, for a {@code ?::interval} parameter. */
     public static String interval(Duration d) {
         return d.toMillis() + " milliseconds";
+    }
+
+    /** Statements that run in one transaction ({@link #inTransaction}). */
+    @FunctionalInterface
+    public interface Transaction<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} in one transaction on {@code c}: committed when it returns, rolled back when it throws; the
+     * connection's auto-commit is as it was afterwards either way (it goes back to a pool).
+     */
+    public static <T> T inTransaction(Connection c, Transaction<T> work) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            T result = work.run(c);
+            c.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
     }
 
     /** Runs a bounded delete until a run deletes fewer than {@code batchSize} rows. Returns how many in all. */

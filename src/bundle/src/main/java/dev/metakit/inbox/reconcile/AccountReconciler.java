@@ -1,5 +1,6 @@
 package dev.metakit.inbox.reconcile;
 
+import dev.metakit.inbox.db.Jdbc;
 import dev.metakit.inbox.metakit.ApiDeal;
 import dev.metakit.inbox.metakit.ApiPosition;
 import dev.metakit.inbox.reconcile.PositionTable.StoredRow;
@@ -135,21 +136,12 @@ public class AccountReconciler {
         // timestamptz keeps microseconds: compare what is stored with what would be stored
         Instant snapshot = snapshotAt.truncatedTo(ChronoUnit.MICROS);
         try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
-                Changes changes = new Changes(c, accountId, source);
-                ReconcileResult result = applyLocked(c, accountId, snapshot, openNow, deals, hints, changes);
-                c.commit();
-                applied.incrementAndGet();
-                changesWritten.addAndGet(changes.written);
-                return result;
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(autoCommit);
-            }
+            Changes changes = new Changes(c, accountId, source);
+            ReconcileResult result = Jdbc.inTransaction(c,
+                    tx -> applyLocked(tx, accountId, snapshot, openNow, deals, hints, changes));
+            applied.incrementAndGet();
+            changesWritten.addAndGet(changes.written);
+            return result;
         } catch (SQLException e) {
             throw new IllegalStateException("could not reconcile account " + accountId, e);
         }
