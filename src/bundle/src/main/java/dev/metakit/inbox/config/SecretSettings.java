@@ -1,7 +1,6 @@
 package dev.metakit.inbox.config;
 
 import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.ExtendedCamelContext;
 import org.apache.camel.util.SensitiveUtils;
 
@@ -18,7 +17,7 @@ import java.util.Set;
  * context's additional sensitive keywords, after any the host has set: it only ever masks more. Camel masks nothing
  * at DEBUG and TRACE, so the beans read these settings themselves ({@link #read}) rather than as placeholders.
  */
-public class SecretSettings implements CamelContextAware {
+public class SecretSettings extends ContextAwareBean {
     public static final String WEBHOOK_SECRET = "metakit.webhook.secret";
     public static final String WEBHOOK_SECRET_PREVIOUS = "metakit.webhook.secret-previous";
     public static final String WEBHOOK_SECRET_KEY = "metakit.webhook.secret-key";
@@ -42,11 +41,9 @@ public class SecretSettings implements CamelContextAware {
         return SecretLookup.value(context, key);
     }
 
-    private CamelContext camelContext;
-
     /** The initMethod: adds the last words Camel does not already mask (once, however often it is called). */
     public void register() {
-        ExtendedCamelContext ecc = camelContext.getCamelContextExtension();
+        ExtendedCamelContext ecc = getCamelContext().getCamelContextExtension();
         Set<String> keywords = new LinkedHashSet<>();
         String hosts = ecc.getAdditionalSensitiveKeywords();
         if (hosts != null) {
@@ -67,15 +64,5 @@ public class SecretSettings implements CamelContextAware {
     /** the word Camel compares: after the last dot, lower case, without dashes */
     static String lastWord(String key) {
         return key.substring(key.lastIndexOf('.') + 1).toLowerCase(Locale.ENGLISH).replace("-", "");
-    }
-
-    @Override
-    public void setCamelContext(CamelContext camelContext) {
-        this.camelContext = camelContext;
-    }
-
-    @Override
-    public CamelContext getCamelContext() {
-        return camelContext;
     }
 }

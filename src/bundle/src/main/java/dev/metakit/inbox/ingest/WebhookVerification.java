@@ -1,13 +1,12 @@
 package dev.metakit.inbox.ingest;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.ContextAwareBean;
 import dev.metakit.inbox.config.SecretSettings;
 import dev.metakit.inbox.secret.AcceptedSecrets;
 import dev.metakit.inbox.secret.SecretsInForce;
 import dev.metakit.inbox.signature.SignatureVerifier;
 import dev.metakit.inbox.signature.VerifiedSignature;
-import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -23,7 +22,7 @@ import java.util.List;
  * {@link Delivery} on the exchange for the inbox. Rejections propagate as
  * {@code SignatureVerificationException}, which the route answers with 400 and its reason.
  */
-public class WebhookVerification implements Processor, CamelContextAware, SecretsInForce {
+public class WebhookVerification extends ContextAwareBean implements Processor, SecretsInForce {
     public static final String SIGNATURE_HEADER = "X-MetaKit-Signature";
     public static final String EVENT_HEADER = "X-MetaKit-Event";
 
@@ -36,7 +35,6 @@ public class WebhookVerification implements Processor, CamelContextAware, Secret
     private volatile SignatureVerifier verifier;
     private boolean storedSecretsPossible;
     private boolean configuredSecret;
-    private CamelContext camelContext;
 
     /**
      * Builds the verifier; a missing secret stops startup, except in the dev run where one is generated, and when
@@ -47,10 +45,10 @@ public class WebhookVerification implements Processor, CamelContextAware, Secret
         if (toleranceSeconds < 0) {
             throw new ConfigurationException("METAKIT_WEBHOOK_TOLERANCE_SECONDS must not be negative");
         }
-        secret = SecretSettings.read(camelContext, SecretSettings.WEBHOOK_SECRET, secret);
-        previousSecret = SecretSettings.read(camelContext, SecretSettings.WEBHOOK_SECRET_PREVIOUS, previousSecret);
+        secret = secret(SecretSettings.WEBHOOK_SECRET, secret);
+        previousSecret = secret(SecretSettings.WEBHOOK_SECRET_PREVIOUS, previousSecret);
         if (!storedSecretsPossible) {
-            storedSecretsPossible = !isBlank(SecretSettings.read(camelContext, SecretSettings.WEBHOOK_SECRET_KEY, null));
+            storedSecretsPossible = !isBlank(secret(SecretSettings.WEBHOOK_SECRET_KEY, null));
         }
         configuredSecret = !isBlank(secret);
         if (!configuredSecret) {
@@ -175,11 +173,4 @@ public class WebhookVerification implements Processor, CamelContextAware, Secret
     @Override public long getToleranceSeconds() { return toleranceSeconds; }
     @Override public boolean isDevMode() { return devMode; }
     public void setClock(Clock clock) { this.clock = clock; }
-
-    /** where {@link #start} reads the secret settings it was not given */
-    @Override
-    public void setCamelContext(CamelContext camelContext) { this.camelContext = camelContext; }
-
-    @Override
-    public CamelContext getCamelContext() { return camelContext; }
 }

@@ -1,9 +1,8 @@
 package dev.metakit.inbox.metakit;
 
+import dev.metakit.inbox.config.ContextAwareBean;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.config.SecretSettings;
-import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 
@@ -14,17 +13,16 @@ import java.time.Duration;
  * becomes a {@link MetaKitApiException}; a 401 also flips {@link MetaKitApiHealth} so it shows as one failed health
  * check instead of a stream of identical errors.
  */
-public class MetaKitResponses implements CamelContextAware {
+public class MetaKitResponses extends ContextAwareBean {
     private final MetaKitJson json = new MetaKitJson();
     private MetaKitApiHealth apiHealth;
     private String apiKey;
     private Boolean devMode;
-    private CamelContext camelContext;
 
     /** The key is required once reconciles run, which is always: stop startup if it is missing. */
     public void start() {
         boolean dev = Required.setting(devMode, "metakit.dev-mode");
-        apiKey = SecretSettings.read(camelContext, SecretSettings.API_KEY, apiKey);
+        apiKey = secret(SecretSettings.API_KEY, apiKey);
         if ((apiKey == null || apiKey.isBlank()) && !dev) {
             throw new dev.metakit.inbox.config.ConfigurationException(
                     "METAKIT_API_KEY is required: the worker reconciles every account against MetaKit's REST API");
@@ -69,17 +67,6 @@ public class MetaKitResponses implements CamelContextAware {
         } catch (NumberFormatException notSeconds) {
             return null;
         }
-    }
-
-    /** where {@link #start} reads the API key it was not given */
-    @Override
-    public void setCamelContext(CamelContext camelContext) {
-        this.camelContext = camelContext;
-    }
-
-    @Override
-    public CamelContext getCamelContext() {
-        return camelContext;
     }
 
     public void setApiKey(String apiKey) {
