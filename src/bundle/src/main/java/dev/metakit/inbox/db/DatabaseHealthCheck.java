@@ -1,7 +1,8 @@
 package dev.metakit.inbox.db;
 
+import dev.metakit.inbox.config.ReadinessCheck;
+import dev.metakit.inbox.config.RootCause;
 import org.apache.camel.health.HealthCheckResultBuilder;
-import org.apache.camel.impl.health.AbstractHealthCheck;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -17,7 +18,7 @@ import java.util.Map;
  * does ({@link DeadlineProbe}). The check borrows from the bundle's pool, as a delivery does: what it reports is
  * what the next delivery meets.
  */
-public class DatabaseHealthCheck extends AbstractHealthCheck {
+public class DatabaseHealthCheck extends ReadinessCheck {
     /** leaves the rest of a 1 s health answer to the other checks and the HTTP round trip */
     static final Duration DEFAULT_DEADLINE = Duration.ofMillis(800);
     /** isValid's own bound, in seconds (its unit); the deadline cuts it shorter */
@@ -27,12 +28,7 @@ public class DatabaseHealthCheck extends AbstractHealthCheck {
     private volatile DeadlineProbe probe = new DeadlineProbe("inbox-database", DEFAULT_DEADLINE, this::check);
 
     public DatabaseHealthCheck() {
-        super("metakit", "inbox-database");
-    }
-
-    @Override
-    public boolean isLiveness() {
-        return false;
+        super("inbox-database");
     }
 
     @Override
@@ -57,7 +53,7 @@ public class DatabaseHealthCheck extends AbstractHealthCheck {
         try (Connection c = dataSource.getConnection()) {
             return c.isValid(VALID_SECONDS) ? null : "database connection is not valid";
         } catch (Exception e) {
-            return "database unavailable: " + InboxDatabase.rootMessage(e);
+            return "database unavailable: " + RootCause.message(e);
         }
     }
 

@@ -5,18 +5,17 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.config.RootCause;
 import dev.metakit.inbox.config.SecretSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ServiceLoader;
 import java.time.Duration;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.util.Optional;
 
 /**
@@ -29,7 +28,7 @@ import java.util.Optional;
  * {@code routes/beans.camel.yaml}; it starts (the pool, the embedded server, the migration) when the CamelContext
  * starts and stops after the routes did.
  */
-public class InboxDatabase extends ContextBean implements DataSource {
+public class InboxDatabase extends ContextBean implements ForwardingDataSource {
     private static final Logger LOG = LoggerFactory.getLogger(InboxDatabase.class);
     /** a dead server must not hang a request past MetaKit's 5 s timeout */
     private static final long CONNECTION_TIMEOUT_MILLIS = 2000;
@@ -175,7 +174,7 @@ public class InboxDatabase extends ContextBean implements DataSource {
         } catch (ConfigurationException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new ConfigurationException("database " + description + " is not usable: " + rootMessage(e), e);
+            throw new ConfigurationException("database " + description + " is not usable: " + RootCause.message(e), e);
         }
     }
 
@@ -194,15 +193,6 @@ public class InboxDatabase extends ContextBean implements DataSource {
                         + "runtime, metakit-inbox-runtime, carries one): set METAKIT_DATABASE_URL, or name the "
                         + "application's DataSource in METAKIT_DATABASE_DATA_SOURCE_BEAN"));
         return starter.start(dataDirectory);
-    }
-
-    static String rootMessage(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
-        return message.lines().findFirst().orElse(message);
     }
 
     /**
@@ -239,54 +229,21 @@ public class InboxDatabase extends ContextBean implements DataSource {
         embedded = null;
     }
 
-    private DataSource pool() {
+    /** The pool of the running bundle (or the host's DataSource), what every other DataSource call goes to. */
+    @Override
+    public DataSource target() {
         return Optional.ofNullable(active).orElseThrow(
                 () -> new IllegalStateException("InboxDatabase is not started (it starts with its CamelContext)"));
     }
 
     @Override
     public Connection getConnection() throws SQLException {
-        return pool().getConnection();
+        return target().getConnection();
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return pool().getConnection(username, password);
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return pool().getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        pool().setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        pool().setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return pool().getLoginTimeout();
-    }
-
-    @Override
-    public java.util.logging.Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : pool().unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || pool().isWrapperFor(iface);
+        return target().getConnection(username, password);
     }
 
     public void setUrl(String url) { this.url = url; }

@@ -3,7 +3,6 @@ package dev.metakit.inbox.db;
 import com.zaxxer.hikari.HikariDataSource;
 
 import javax.sql.DataSource;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -12,8 +11,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
-import java.util.logging.Logger;
 
 /**
  * A host's DataSource as the bundle uses it: every connection borrowed has the bundle's schema as its
@@ -25,7 +22,7 @@ import java.util.logging.Logger;
  * A connection whose path could not be given back (the server went away, say) is aborted, so the pool discards it
  * instead of handing it to the host with the bundle's path.
  */
-final class SchemaBoundDataSource implements DataSource {
+final class SchemaBoundDataSource implements ForwardingDataSource {
     /** the old path and the new in one statement: the select list is evaluated in order */
     private static final String BIND = "select current_setting('search_path'), set_config('search_path', ?, false)";
     private static final String RESTORE = "select set_config('search_path', ?, false)";
@@ -155,37 +152,7 @@ final class SchemaBoundDataSource implements DataSource {
     }
 
     @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return host.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        host.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        host.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return host.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return host.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : host.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || host.isWrapperFor(iface);
+    public DataSource target() {
+        return host;
     }
 }

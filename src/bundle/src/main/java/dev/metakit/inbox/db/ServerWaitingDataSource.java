@@ -1,12 +1,10 @@
 package dev.metakit.inbox.db;
 
 import javax.sql.DataSource;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
-import java.util.logging.Logger;
 
 /**
  * The pool's way to the server: a connection attempt refused because the server is down (or still starting up) is
@@ -17,7 +15,7 @@ import java.util.logging.Logger;
  * {@value #RETRY_MILLIS} ms of the server's return. Other failures (a wrong password, an unknown database) are
  * reported at once.
  */
-final class ServerWaitingDataSource implements DataSource {
+final class ServerWaitingDataSource implements ForwardingDataSource {
     static final long RETRY_MILLIS = 200;
 
     private final DataSource server;
@@ -66,37 +64,7 @@ final class ServerWaitingDataSource implements DataSource {
     }
 
     @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return server.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        server.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        server.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return server.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return server.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return server.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return server.isWrapperFor(iface);
+    public DataSource target() {
+        return server;
     }
 }

@@ -1,7 +1,7 @@
 package dev.metakit.inbox.metakit;
 
+import dev.metakit.inbox.config.ReadinessCheck;
 import org.apache.camel.health.HealthCheckResultBuilder;
-import org.apache.camel.impl.health.AbstractHealthCheck;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,17 +11,12 @@ import java.util.Map;
  * Readiness of the MetaKit API key: down, with one ERROR line, from the first 401 until a call succeeds again.
  * Transient API trouble (5xx, 429, timeouts) does not count: the inbox absorbs it.
  */
-public class MetaKitApiHealth extends AbstractHealthCheck {
+public class MetaKitApiHealth extends ReadinessCheck {
     private static final Logger LOG = LoggerFactory.getLogger(MetaKitApiHealth.class);
     private volatile String rejection;
 
     public MetaKitApiHealth() {
-        super("metakit", "metakit-api-key");
-    }
-
-    @Override
-    public boolean isLiveness() {
-        return false;
+        super("metakit-api-key");
     }
 
     void rejected(String message) {

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.config.ReadinessCheck;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.ingest.StoreGate;
 import org.apache.camel.CamelContext;
@@ -7,7 +8,6 @@ import org.apache.camel.Route;
 import org.apache.camel.ServiceStatus;
 import org.apache.camel.component.platform.http.PlatformHttpEndpoint;
 import org.apache.camel.health.HealthCheckResultBuilder;
-import org.apache.camel.impl.health.AbstractHealthCheck;
 import org.apache.camel.spi.CamelEvent;
 import org.apache.camel.support.EventNotifierSupport;
 import org.apache.camel.support.service.ServiceHelper;
@@ -44,7 +44,7 @@ import java.util.stream.Collectors;
  * after {@link #RUNTIME_GRACE_MILLIS} (a reload's brief gap is no news), and the bundle says when it is complete
  * again. The check reads route state on Camel's route events, off the ack path: the store step reads one field.
  */
-public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGate {
+public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     private static final Logger LOG = LoggerFactory.getLogger(EssentialRoutesCheck.class);
     static final String STARTING = "metakit-inbox is starting";
     static final String STOPPING = "metakit-inbox is stopping";
@@ -69,12 +69,7 @@ public class EssentialRoutesCheck extends AbstractHealthCheck implements StoreGa
     private ScheduledExecutorService later;
 
     public EssentialRoutesCheck() {
-        super("metakit", "essential-routes");
-    }
-
-    @Override
-    public boolean isLiveness() {
-        return false;
+        super("essential-routes");
     }
 
     /** The initMethod: refuses an unknown route name, and listens to the context's route events from now on. */

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.secret;
 
+import dev.metakit.inbox.config.RootCause;
 import dev.metakit.inbox.metakit.ApiRotation;
 import dev.metakit.inbox.metakit.ApiWebhook;
 import dev.metakit.inbox.metakit.MalformedPayloadException;
@@ -82,7 +83,7 @@ public class SecretRotator {
         try {
             claim = store.claim(webhookId, trigger, instance, dueAfter, STALE_CLAIM);
         } catch (SQLException e) {
-            throw new RotationException("the database is unavailable, nothing was rotated: " + root(e));
+            throw new RotationException("the database is unavailable, nothing was rotated: " + RootCause.message(e));
         }
         if (!claim.due()) {
             return Outcome.notDue();
@@ -112,7 +113,7 @@ public class SecretRotator {
             fail(webhookId, why);
             throw new RotationException(why);
         } catch (IOException | MalformedPayloadException e) {
-            String why = "MetaKit gave no usable answer to the rotation (" + root(e) + "): it may have rotated;"
+            String why = "MetaKit gave no usable answer to the rotation (" + RootCause.message(e) + "): it may have rotated;"
                     + " rotate again now, so that the bundle learns the secret MetaKit signs with";
             fail(webhookId, why);
             throw new RotationException(why);
@@ -128,7 +129,7 @@ public class SecretRotator {
         try {
             store.save(webhookId, cipher.keyId(), sealed, instance);
         } catch (SQLException e) {
-            String why = "MetaKit rotated the secret of webhook " + webhookId + " but storing it failed: " + root(e);
+            String why = "MetaKit rotated the secret of webhook " + webhookId + " but storing it failed: " + RootCause.message(e);
             LOG.error("Webhook secret rotation: {}; this instance accepts the new and the old secret and keeps"
                     + " trying to store them", why);
             return new Outcome(true, webhookId, after, new Unsaved(webhookId, sealed, cipher.keyId(), why));
@@ -166,7 +167,7 @@ public class SecretRotator {
         try {
             row = store.read();
         } catch (SQLException e) {
-            throw new RotationException("the database is unavailable, nothing was rotated: " + root(e));
+            throw new RotationException("the database is unavailable, nothing was rotated: " + RootCause.message(e));
         }
         if (row.isEmpty()) {
             throw new RotationException("no webhook secret is stored to rotate from: the secret in use is set by"
@@ -210,7 +211,7 @@ public class SecretRotator {
         try {
             webhooks = metakit.webhooks();
         } catch (IOException | RuntimeException e) {
-            throw new RotationException("cannot list MetaKit's webhooks to find which one to rotate (" + root(e)
+            throw new RotationException("cannot list MetaKit's webhooks to find which one to rotate (" + RootCause.message(e)
                     + "): set METAKIT_WEBHOOK_ID");
         }
         if (webhooks.size() != 1) {
@@ -225,16 +226,7 @@ public class SecretRotator {
             store.fail(webhookId, instance, why);
         } catch (SQLException e) {
             // the claim then goes stale and is taken over after STALE_CLAIM: nothing was rotated
-            LOG.warn("Webhook secret rotation: could not record its failure: {}", root(e));
+            LOG.warn("Webhook secret rotation: could not record its failure: {}", RootCause.message(e));
         }
-    }
-
-    static String root(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
-        return message.lines().findFirst().orElse(message);
     }
 }

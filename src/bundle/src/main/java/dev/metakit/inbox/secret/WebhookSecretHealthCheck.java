@@ -1,7 +1,7 @@
 package dev.metakit.inbox.secret;
 
+import dev.metakit.inbox.config.ReadinessCheck;
 import org.apache.camel.health.HealthCheckResultBuilder;
-import org.apache.camel.impl.health.AbstractHealthCheck;
 
 import java.util.Map;
 
@@ -13,16 +13,11 @@ import java.util.Map;
  * every instance out of the load balancer, and each still accepts what MetaKit signs with the old secret during its
  * window.
  */
-public class WebhookSecretHealthCheck extends AbstractHealthCheck {
+public class WebhookSecretHealthCheck extends ReadinessCheck {
     private WebhookSecrets webhookSecrets;
 
     public WebhookSecretHealthCheck() {
-        super("metakit", "webhook-secret");
-    }
-
-    @Override
-    public boolean isLiveness() {
-        return false;
+        super("webhook-secret");
     }
 
     @Override

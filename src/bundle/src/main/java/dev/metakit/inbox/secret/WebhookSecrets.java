@@ -3,12 +3,13 @@ package dev.metakit.inbox.secret;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.ContextBean;
 import dev.metakit.inbox.config.DurationSetting;
+import dev.metakit.inbox.config.InstanceId;
+import dev.metakit.inbox.config.RootCause;
 import dev.metakit.inbox.config.SecretSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.net.InetAddress;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -84,7 +85,7 @@ public class WebhookSecrets extends ContextBean {
     @Override
     protected void begin() throws Exception {
         store = new WebhookSecretStore(dataSource);
-        String instance = (instanceId == null || instanceId.isBlank() ? hostName() : instanceId.trim()) + "/"
+        String instance = InstanceId.of(instanceId) + "/"
                 + UUID.randomUUID().toString().substring(0, 8);
         if (cipher != null) {
             rotator = new SecretRotator(store, cipher, new MetaKitRotationClient(apiUrl, apiKey,
@@ -156,7 +157,7 @@ public class WebhookSecrets extends ContextBean {
         } catch (SQLException e) {
             if (!databaseFailing || unsaved != null && ticks % 30 == 0) {
                 LOG.warn("Webhook secrets: cannot read the database ({}); the secrets in force stay as they are{}",
-                        SecretRotator.root(e), unsaved == null ? "" : "; the rotated secret is still NOT stored");
+                        RootCause.message(e), unsaved == null ? "" : "; the rotated secret is still NOT stored");
             }
             databaseFailing = true;
             ticks++;
@@ -166,7 +167,7 @@ public class WebhookSecrets extends ContextBean {
             }
             unreadable = e.getMessage();
         } catch (RuntimeException e) {
-            LOG.warn("Webhook secrets: poll failed: {}", SecretRotator.root(e));
+            LOG.warn("Webhook secrets: poll failed: {}", RootCause.message(e));
         }
         expirePrevious();
     }
@@ -287,7 +288,7 @@ public class WebhookSecrets extends ContextBean {
                 m.put("lastRotationError", r.lastError());
             });
         } catch (SQLException e) {
-            m.put("lastRotation", "unknown: " + SecretRotator.root(e));
+            m.put("lastRotation", "unknown: " + RootCause.message(e));
         }
         m.put("problem", problem());
         return m;
@@ -318,18 +319,6 @@ public class WebhookSecrets extends ContextBean {
     /** 1 while a rotated secret is held only in this instance's memory. */
     public int unsavedCount() {
         return unsaved == null ? 0 : 1;
-    }
-
-    private static String hostName() {
-        String host = System.getenv("HOSTNAME");
-        if (host != null && !host.isBlank()) {
-            return host;
-        }
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            return "localhost";
-        }
     }
 
     public void setVerification(SecretsInForce verification) { this.verification = verification; }

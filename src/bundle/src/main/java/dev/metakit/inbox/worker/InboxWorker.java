@@ -1,6 +1,7 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.config.ContextBean;
+import dev.metakit.inbox.config.InstanceId;
 import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.Heartbeat;
@@ -13,8 +14,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.io.IOException;
-import java.net.InetAddress;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -85,7 +84,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
      */
     @Override
     protected void begin() {
-        self = Claimant.newBoot(instanceId.isBlank() ? defaultInstanceId() : instanceId.trim());
+        self = Claimant.newBoot(InstanceId.of(instanceId));
         claims = new InboxClaims(dataSource, Duration.ofMillis(deadAfterMillis));
         // an earlier boot of this id silent for two beats is no live sibling: its claims come back at once
         liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis));
@@ -204,18 +203,6 @@ public class InboxWorker extends ContextBean implements Heartbeat {
     /** Renews the leases of the work in hand now (the upkeep does it every third of a lease). */
     void renewLeases() {
         upkeep.renewLeases();
-    }
-
-    static String defaultInstanceId() {
-        String host = System.getenv("HOSTNAME");
-        if (host != null && !host.isBlank()) {
-            return host;
-        }
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
-            return "localhost";
-        }
     }
 
     /** Puts every failed row back in the queue (operators' command); returns how many. */

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.db;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.config.RootCause;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,7 +65,7 @@ final class EmbeddedDatabase implements EmbeddedPostgreSQL {
                     .start());
         } catch (IOException | RuntimeException e) {
             throw new ConfigurationException("embedded PostgreSQL did not start in " + dataDirectory.toAbsolutePath()
-                    + ": " + InboxDatabase.rootMessage(e), e);
+                    + ": " + RootCause.message(e), e);
         }
     }
 
