@@ -1,6 +1,6 @@
 package dev.metakit.inbox.springboot;
 
-import dev.metakit.inbox.db.DatabaseHealthCheck;
+import dev.metakit.inbox.db.InboxDatabaseHealthCheck;
 import dev.metakit.inbox.db.DeadlineProbe;
 import org.apache.camel.CamelContext;
 import org.springframework.boot.actuate.health.Health;
@@ -25,8 +25,8 @@ public class MetakitInboxHealthIndicator implements HealthIndicator {
 
     @Override
     public Health health() {
-        DatabaseHealthCheck check = camelContext.getRegistry()
-                .lookupByNameAndType(DATABASE_CHECK_BEAN, DatabaseHealthCheck.class);
+        InboxDatabaseHealthCheck check = camelContext.getRegistry()
+                .lookupByNameAndType(DATABASE_CHECK_BEAN, InboxDatabaseHealthCheck.class);
         if (check == null) {
             return Health.down().withDetail("database", "the bean " + DATABASE_CHECK_BEAN
                     + " is missing (metakit.route-files must load routes/beans.camel.yaml)").build();

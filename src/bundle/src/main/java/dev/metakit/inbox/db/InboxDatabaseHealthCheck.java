@@ -18,7 +18,7 @@ import java.util.Map;
  * does ({@link DeadlineProbe}). The check borrows from the bundle's pool, as a delivery does: what it reports is
  * what the next delivery meets.
  */
-public class DatabaseHealthCheck extends ReadinessCheck {
+public class InboxDatabaseHealthCheck extends ReadinessCheck {
     /** leaves the rest of a 1 s health answer to the other checks and the HTTP round trip */
     static final Duration DEFAULT_DEADLINE = Duration.ofMillis(800);
     /** isValid's own bound, in seconds (its unit); the deadline cuts it shorter */
@@ -27,7 +27,7 @@ public class DatabaseHealthCheck extends ReadinessCheck {
     private DataSource dataSource;
     private volatile DeadlineProbe probe = new DeadlineProbe("inbox-database", DEFAULT_DEADLINE, this::check);
 
-    public DatabaseHealthCheck() {
+    public InboxDatabaseHealthCheck() {
         super("inbox-database");
     }
 
