@@ -1,6 +1,5 @@
 package dev.metakit.inbox.conformance;
 
-import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
 import org.apache.logging.log4j.Level;
@@ -10,9 +9,7 @@ import org.junit.jupiter.api.BeforeAll;
 import javax.sql.DataSource;
 import java.net.URI;
 import java.net.http.HttpResponse;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The conformance checks against the standalone run (camel-main, its Vert.x front door, /observe/health/ready on the
@@ -20,28 +17,15 @@ import java.util.Map;
  */
 class StandaloneConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
     private final GivenSecrets secrets = GivenSecrets.random();
-    private RestartablePostgres postgres;
-    private Sandbox sandbox;
+    private RuntimeParts parts;
     private LogCapture log;
     private RunningInbox inbox;
 
     @BeforeAll
     void boot() throws Exception {
-        postgres = new RestartablePostgres();
-        // the sandbox's own traffic never starts: its webhook URL is not used
-        sandbox = secrets.metakit(URI.create("http://127.0.0.1:9/hooks/metakit"));
+        parts = new RuntimeParts(secrets);
         log = LogCapture.atOrAbove(Level.ALL);
-        Map<String, String> settings = new LinkedHashMap<>();
-        settings.put("metakit.webhook.secret", secrets.webhookSecret());
-        settings.put("metakit.webhook.secret-previous", secrets.previousSecret());
-        settings.put("metakit.api.url", sandbox.apiBaseUrl().toString());
-        settings.put("metakit.api.key", secrets.apiKey());
-        settings.put("metakit.ops.token", secrets.opsToken());
-        settings.put("metakit.accounts", "1");
-        settings.put("metakit.database.url", postgres.jdbcUrl());
-        settings.put("metakit.database.user", RestartablePostgres.USER);
-        settings.put("metakit.database.password", secrets.databasePassword());
-        inbox = RunningInbox.start(settings);
+        inbox = RunningInbox.start(parts.settings());
     }
 
     @AfterAll
@@ -52,11 +36,8 @@ class StandaloneConformanceTest extends ConformanceChecks implements RuntimeUnde
         if (log != null) {
             log.close();
         }
-        if (sandbox != null) {
-            sandbox.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (parts != null) {
+            parts.close();
         }
     }
 
@@ -89,17 +70,17 @@ class StandaloneConformanceTest extends ConformanceChecks implements RuntimeUnde
 
     @Override
     public DataSource database() {
-        return postgres.dataSource();
+        return parts.postgres().dataSource();
     }
 
     @Override
     public void stopDatabase() throws Exception {
-        postgres.stop();
+        parts.postgres().stop();
     }
 
     @Override
     public void startDatabase() throws Exception {
-        postgres.start();
+        parts.postgres().start();
     }
 
     @Override

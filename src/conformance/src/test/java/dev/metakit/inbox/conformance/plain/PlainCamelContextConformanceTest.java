@@ -2,9 +2,8 @@ package dev.metakit.inbox.conformance.plain;
 
 import dev.metakit.inbox.conformance.ConformanceChecks;
 import dev.metakit.inbox.conformance.GivenSecrets;
-import dev.metakit.inbox.conformance.RestartablePostgres;
+import dev.metakit.inbox.conformance.RuntimeParts;
 import dev.metakit.inbox.conformance.RuntimeUnderTest;
-import dev.metakit.inbox.sandbox.Sandbox;
 import org.apache.camel.CamelContext;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckHelper;
@@ -12,7 +11,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 import javax.sql.DataSource;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,29 +23,16 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
     private final GivenSecrets secrets = GivenSecrets.random();
     private static final Path LOG = Path.of(System.getProperty("metakit.plain.log", "target/plain-camel-host.log"));
 
-    private RestartablePostgres postgres;
-    private Sandbox sandbox;
+    private RuntimeParts parts;
     private CamelContext context;
-    private int port;
 
     @BeforeAll
     void boot() throws Exception {
-        postgres = new RestartablePostgres();
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        sandbox = secrets.metakit(webhook());
+        parts = new RuntimeParts(secrets);
         Properties settings = new Properties();
-        settings.put("metakit.webhook.secret", secrets.webhookSecret());
-        settings.put("metakit.webhook.secret-previous", secrets.previousSecret());
-        settings.put("metakit.database.url", postgres.jdbcUrl());
-        settings.put("metakit.database.user", RestartablePostgres.USER);
-        settings.put("metakit.database.password", secrets.databasePassword());
-        settings.put("metakit.api.url", sandbox.apiBaseUrl().toString());
-        settings.put("metakit.api.key", sandbox.apiKey());
-        settings.put("metakit.ops.token", secrets.opsToken());
-        settings.put("metakit.accounts", "1");
-        context = PlainCamelHost.start(Path.of(System.getProperty("metakit.test.basedir", "../..")), port, settings);
+        settings.putAll(parts.settings());
+        context = PlainCamelHost.start(Path.of(System.getProperty("metakit.test.basedir", "../..")), parts.port(),
+                settings);
     }
 
     @AfterAll
@@ -55,11 +40,8 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
         if (context != null) {
             context.close();
         }
-        if (sandbox != null) {
-            sandbox.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (parts != null) {
+            parts.close();
         }
     }
 
@@ -70,7 +52,7 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
 
     @Override
     public URI webhook() {
-        return URI.create("http://127.0.0.1:" + port + "/hooks/metakit");
+        return parts.webhook();
     }
 
     @Override
@@ -94,17 +76,17 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
 
     @Override
     public DataSource database() {
-        return postgres.dataSource();
+        return parts.postgres().dataSource();
     }
 
     @Override
     public void stopDatabase() throws Exception {
-        postgres.stop();
+        parts.postgres().stop();
     }
 
     @Override
     public void startDatabase() throws Exception {
-        postgres.start();
+        parts.postgres().start();
     }
 
     @Override
