@@ -24,7 +24,7 @@ public class ConformanceResource implements QuarkusTestResourceLifecycleManager 
     static final Path LOG = Path.of("target", "quarkus-conformance-" + ProcessHandle.current().pid() + ".log");
     static RestartablePostgres postgres;
     static Sandbox sandbox;
-    private static RuntimeParts parts;
+    static RuntimeParts parts;
 
     static URI webhook() {
         return URI.create("http://127.0.0.1:" + PORT + "/hooks/metakit");
@@ -32,7 +32,7 @@ public class ConformanceResource implements QuarkusTestResourceLifecycleManager 
 
     @Override
     public Map<String, String> start() {
-        parts = new RuntimeParts(SECRETS, PORT);
+        parts = RuntimeParts.start(SECRETS, PORT);
         postgres = parts.postgres();
         sandbox = parts.sandbox();
         Map<String, String> settings = new HashMap<>(parts.settings());

@@ -14,28 +14,27 @@ import java.util.Map;
  * again, the sandbox's MetaKit API (its own traffic never starts), the given secrets, and the port of the runtime's
  * webhook; {@link #settings()} are the bundle's settings that point the runtime at them.
  */
-public final class RuntimeParts implements AutoCloseable {
-    private final GivenSecrets secrets;
-    private final int port;
-    private final RestartablePostgres postgres;
-    private final Sandbox sandbox;
+public record RuntimeParts(GivenSecrets secrets, int port, RestartablePostgres postgres, Sandbox sandbox)
+        implements AutoCloseable {
 
     /** The parts of a runtime whose webhook listens on {@code port}. */
-    public RuntimeParts(GivenSecrets secrets, int port) {
-        this.secrets = secrets;
-        this.port = port;
-        postgres = new RestartablePostgres();
+    public static RuntimeParts start(GivenSecrets secrets, int port) {
+        RestartablePostgres postgres = new RestartablePostgres();
         try {
-            sandbox = secrets.metakit(webhook());
-        } catch (IOException | RuntimeException e) {
-            closeQuietly(postgres);
-            throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+            return new RuntimeParts(secrets, port, postgres, secrets.metakit(webhook(port)));
+        } catch (IOException e) {
+            try {
+                postgres.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw new UncheckedIOException(e);
         }
     }
 
     /** The parts of a runtime on a free port. */
-    public RuntimeParts(GivenSecrets secrets) {
-        this(secrets, freePort());
+    public static RuntimeParts start(GivenSecrets secrets) {
+        return start(secrets, freePort());
     }
 
     /** The bundle's settings: the secrets, the sandbox's API and its one account, the database. */
@@ -53,25 +52,13 @@ public final class RuntimeParts implements AutoCloseable {
         return settings;
     }
 
-    /** The runtime's webhook URL on {@link #port()}, where the sandbox would deliver. */
+    /** The runtime's webhook URL, where the sandbox would deliver. */
     public URI webhook() {
+        return webhook(port);
+    }
+
+    private static URI webhook(int port) {
         return URI.create("http://127.0.0.1:" + port + "/hooks/metakit");
-    }
-
-    public int port() {
-        return port;
-    }
-
-    public GivenSecrets secrets() {
-        return secrets;
-    }
-
-    public RestartablePostgres postgres() {
-        return postgres;
-    }
-
-    public Sandbox sandbox() {
-        return sandbox;
     }
 
     /** A port free now, for a runtime's server. */
@@ -89,14 +76,6 @@ public final class RuntimeParts implements AutoCloseable {
             sandbox.close();
         } finally {
             postgres.close();
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // the failure being reported is the one that matters
         }
     }
 }

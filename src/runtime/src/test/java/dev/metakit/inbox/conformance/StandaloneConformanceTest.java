@@ -6,24 +6,21 @@ import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
-import javax.sql.DataSource;
 import java.net.URI;
 import java.net.http.HttpResponse;
-import java.util.List;
 
 /**
  * The conformance checks against the standalone run (camel-main, its Vert.x front door, /observe/health/ready on the
  * management port), booted as {@code java -jar} boots it, once for the checks.
  */
-class StandaloneConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
-    private final GivenSecrets secrets = GivenSecrets.random();
+class StandaloneConformanceTest extends ConformanceChecks implements RuntimeOnParts {
     private RuntimeParts parts;
     private LogCapture log;
     private RunningInbox inbox;
 
     @BeforeAll
     void boot() throws Exception {
-        parts = new RuntimeParts(secrets);
+        parts = RuntimeParts.start(GivenSecrets.random());
         log = LogCapture.atOrAbove(Level.ALL);
         inbox = RunningInbox.start(parts.settings());
     }
@@ -47,18 +44,13 @@ class StandaloneConformanceTest extends ConformanceChecks implements RuntimeUnde
     }
 
     @Override
+    public RuntimeParts parts() {
+        return parts;
+    }
+
+    @Override
     public URI webhook() {
         return inbox.webhookUri();
-    }
-
-    @Override
-    public String webhookSecret() {
-        return secrets.webhookSecret();
-    }
-
-    @Override
-    public List<String> secrets() {
-        return secrets.all();
     }
 
     @Override
@@ -66,21 +58,6 @@ class StandaloneConformanceTest extends ConformanceChecks implements RuntimeUnde
         // the probe's endpoint, every check listed (its default view lists only those that are down)
         HttpResponse<String> ready = inbox.management("/observe/health/ready?exposureLevel=full");
         return new Readiness(ready.statusCode() == 200, ready.body());
-    }
-
-    @Override
-    public DataSource database() {
-        return parts.postgres().dataSource();
-    }
-
-    @Override
-    public void stopDatabase() throws Exception {
-        parts.postgres().stop();
-    }
-
-    @Override
-    public void startDatabase() throws Exception {
-        parts.postgres().start();
     }
 
     @Override

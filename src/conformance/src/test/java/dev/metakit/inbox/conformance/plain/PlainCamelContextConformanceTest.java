@@ -2,6 +2,7 @@ package dev.metakit.inbox.conformance.plain;
 
 import dev.metakit.inbox.conformance.ConformanceChecks;
 import dev.metakit.inbox.conformance.GivenSecrets;
+import dev.metakit.inbox.conformance.RuntimeOnParts;
 import dev.metakit.inbox.conformance.RuntimeParts;
 import dev.metakit.inbox.conformance.RuntimeUnderTest;
 import org.apache.camel.CamelContext;
@@ -10,17 +11,13 @@ import org.apache.camel.health.HealthCheckHelper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
-import javax.sql.DataSource;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Properties;
 import java.util.stream.Collectors;
 
 /** The conformance checks against the bundle in a plain CamelContext with Vert.x platform-http (PlainCamelHost). */
-class PlainCamelContextConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
-    private final GivenSecrets secrets = GivenSecrets.random();
+class PlainCamelContextConformanceTest extends ConformanceChecks implements RuntimeOnParts {
     private static final Path LOG = Path.of(System.getProperty("metakit.plain.log", "target/plain-camel-host.log"));
 
     private RuntimeParts parts;
@@ -28,7 +25,7 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
 
     @BeforeAll
     void boot() throws Exception {
-        parts = new RuntimeParts(secrets);
+        parts = RuntimeParts.start(GivenSecrets.random());
         Properties settings = new Properties();
         settings.putAll(parts.settings());
         context = PlainCamelHost.start(Path.of(System.getProperty("metakit.test.basedir", "../..")), parts.port(),
@@ -51,18 +48,8 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
     }
 
     @Override
-    public URI webhook() {
-        return parts.webhook();
-    }
-
-    @Override
-    public String webhookSecret() {
-        return secrets.webhookSecret();
-    }
-
-    @Override
-    public List<String> secrets() {
-        return secrets.all();
+    public RuntimeParts parts() {
+        return parts;
     }
 
     /** A plain CamelContext has no probe endpoint: Camel's readiness checks, as a host's probe would invoke them. */
@@ -72,21 +59,6 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
         boolean up = results.stream().allMatch(r -> r.getState() == HealthCheck.State.UP);
         return new Readiness(up, results.stream().map(r -> r.getCheck().getId() + " " + r.getState()
                 + r.getMessage().map(m -> " " + m).orElse("")).collect(Collectors.joining("\n")));
-    }
-
-    @Override
-    public DataSource database() {
-        return parts.postgres().dataSource();
-    }
-
-    @Override
-    public void stopDatabase() throws Exception {
-        parts.postgres().stop();
-    }
-
-    @Override
-    public void startDatabase() throws Exception {
-        parts.postgres().start();
     }
 
     @Override

@@ -42,7 +42,7 @@ class SecretsAtTraceTest {
         Level before = LogManager.getRootLogger().getLevel();
         SecretLines lines = SecretLines.capture(all);
         Configurator.setRootLevel(Level.TRACE);
-        try (RuntimeParts parts = new RuntimeParts(secrets)) {
+        try (RuntimeParts parts = RuntimeParts.start(secrets)) {
             Properties settings = new Properties();
             settings.putAll(parts.settings());
             settings.put("metakit.webhook.secret-key", rotationKey);
