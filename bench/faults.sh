@@ -4,15 +4,17 @@
 # process-level *FaultIT against the shaded jar.
 #   bench/faults.sh                         # all of them
 #   bench/faults.sh -Dtest=ApiOutageFaultTest -Dit.test=NoSuchIT -Dfailsafe.failIfNoSpecifiedTests=false
-# Figures print as lines starting with "FAULT" in src/runtime/target/surefire-reports and src/runtime/target/failsafe-reports.
+# Figures print as lines starting with "FAULT" in the test reports of src/bundle and src/runtime (target/*-reports).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# METAKIT_BUILD_DIR: a folder name for the build's outputs (each module's, default target); the runtime's tests are
-# in src/runtime/<name>
+# METAKIT_BUILD_DIR: a folder name for the build's outputs (each module's, default target); the tests' reports are
+# in src/bundle/<name> and src/runtime/<name>
 build_name="${METAKIT_BUILD_DIR:-target}"
-build_dir="$PWD/src/runtime/$build_name"
 status=0
 mvn -B -Pfaults -Dmetakit.build.dir="$build_name" -pl src/runtime -am -Dtest='*FaultTest' -Dit.test='*FaultIT' \
   -Dsurefire.failIfNoSpecifiedTests=false verify "$@" || status=$?
-grep -h '^FAULT' "$build_dir"/surefire-reports/*-output.txt "$build_dir"/failsafe-reports/*-output.txt 2>/dev/null || true
+for module in src/bundle src/runtime; do
+  grep -h '^FAULT' "$PWD/$module/$build_name"/surefire-reports/*-output.txt \
+    "$PWD/$module/$build_name"/failsafe-reports/*-output.txt 2>/dev/null || true
+done
 exit $status

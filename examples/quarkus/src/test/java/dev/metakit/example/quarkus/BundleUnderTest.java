@@ -1,5 +1,6 @@
 package dev.metakit.example.quarkus;
 
+import dev.metakit.inbox.conformance.RuntimeParts;
 import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.sandbox.SandboxFaults;
 import dev.metakit.inbox.sandbox.SandboxSettings;
@@ -8,7 +9,6 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.util.Map;
 
 /**
@@ -17,7 +17,7 @@ import java.util.Map;
  */
 public class BundleUnderTest implements QuarkusTestResourceLifecycleManager {
     static final String SECRET = "whsec_quarkus_host_test";
-    static final int PORT = freePort();
+    static final int PORT = RuntimeParts.freePort();
     static EmbeddedPostgres postgres;
     static Sandbox sandbox;
 
@@ -56,14 +56,6 @@ public class BundleUnderTest implements QuarkusTestResourceLifecycleManager {
             if (postgres != null) {
                 postgres.close();
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

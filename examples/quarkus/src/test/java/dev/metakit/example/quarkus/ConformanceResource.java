@@ -2,12 +2,12 @@ package dev.metakit.example.quarkus;
 
 import dev.metakit.inbox.conformance.GivenSecrets;
 import dev.metakit.inbox.conformance.RestartablePostgres;
+import dev.metakit.inbox.conformance.RuntimeParts;
 import dev.metakit.inbox.sandbox.Sandbox;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -20,10 +20,11 @@ import java.util.Map;
  */
 public class ConformanceResource implements QuarkusTestResourceLifecycleManager {
     static final GivenSecrets SECRETS = GivenSecrets.random();
-    static final int PORT = freePort();
+    static final int PORT = RuntimeParts.freePort();
     static final Path LOG = Path.of("target", "quarkus-conformance-" + ProcessHandle.current().pid() + ".log");
     static RestartablePostgres postgres;
     static Sandbox sandbox;
+    static RuntimeParts parts;
 
     static URI webhook() {
         return URI.create("http://127.0.0.1:" + PORT + "/hooks/metakit");
@@ -31,26 +32,14 @@ public class ConformanceResource implements QuarkusTestResourceLifecycleManager 
 
     @Override
     public Map<String, String> start() {
-        postgres = new RestartablePostgres();
-        try {
-            sandbox = SECRETS.metakit(webhook());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        Map<String, String> settings = new HashMap<>();
+        parts = RuntimeParts.start(SECRETS, PORT);
+        postgres = parts.postgres();
+        sandbox = parts.sandbox();
+        Map<String, String> settings = new HashMap<>(parts.settings());
         settings.put("quarkus.http.test-port", String.valueOf(PORT));
         settings.put("quarkus.http.host", "127.0.0.1");
         settings.put("quarkus.log.file.enabled", "true");
         settings.put("quarkus.log.file.path", LOG.toString());
-        settings.put("metakit.webhook.secret", SECRETS.webhookSecret());
-        settings.put("metakit.webhook.secret-previous", SECRETS.previousSecret());
-        settings.put("metakit.api.url", sandbox.apiBaseUrl().toString());
-        settings.put("metakit.api.key", SECRETS.apiKey());
-        settings.put("metakit.ops.token", SECRETS.opsToken());
-        settings.put("metakit.accounts", "1");
-        settings.put("metakit.database.url", postgres.jdbcUrl());
-        settings.put("metakit.database.user", RestartablePostgres.USER);
-        settings.put("metakit.database.password", SECRETS.databasePassword());
         settings.put("quarkus.datasource.jdbc.url", postgres.jdbcUrl());
         settings.put("quarkus.datasource.username", RestartablePostgres.USER);
         settings.put("quarkus.datasource.password", SECRETS.databasePassword());
@@ -59,23 +48,12 @@ public class ConformanceResource implements QuarkusTestResourceLifecycleManager 
 
     @Override
     public void stop() {
-        try {
-            if (sandbox != null) {
-                sandbox.close();
+        if (parts != null) {
+            try {
+                parts.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-            if (postgres != null) {
-                postgres.close();
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

@@ -1,19 +1,19 @@
 package dev.metakit.example.quarkus;
 
 import dev.metakit.inbox.conformance.ConformanceChecks;
+import dev.metakit.inbox.conformance.RuntimeOnParts;
+import dev.metakit.inbox.conformance.RuntimeParts;
 import dev.metakit.inbox.conformance.RuntimeUnderTest;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.apache.camel.CamelContext;
 
-import javax.sql.DataSource;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
-import java.util.List;
 
 /**
  * The bundle's conformance checks against this Quarkus host (Quarkus's Vert.x HTTP server, /q/health/ready), booted
@@ -21,7 +21,7 @@ import java.util.List;
  */
 @QuarkusTest
 @QuarkusTestResource(value = ConformanceResource.class, restrictToAnnotatedClass = true)
-class QuarkusConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
+class QuarkusConformanceTest extends ConformanceChecks implements RuntimeOnParts {
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     @Inject
@@ -33,18 +33,8 @@ class QuarkusConformanceTest extends ConformanceChecks implements RuntimeUnderTe
     }
 
     @Override
-    public URI webhook() {
-        return ConformanceResource.webhook();
-    }
-
-    @Override
-    public String webhookSecret() {
-        return ConformanceResource.SECRETS.webhookSecret();
-    }
-
-    @Override
-    public List<String> secrets() {
-        return ConformanceResource.SECRETS.all();
+    public RuntimeParts parts() {
+        return ConformanceResource.parts;
     }
 
     @Override
@@ -53,21 +43,6 @@ class QuarkusConformanceTest extends ConformanceChecks implements RuntimeUnderTe
                 URI.create("http://127.0.0.1:" + ConformanceResource.PORT + "/q/health/ready")).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         return new Readiness(ready.statusCode() == 200, ready.body());
-    }
-
-    @Override
-    public DataSource database() {
-        return ConformanceResource.postgres.dataSource();
-    }
-
-    @Override
-    public void stopDatabase() throws Exception {
-        ConformanceResource.postgres.stop();
-    }
-
-    @Override
-    public void startDatabase() throws Exception {
-        ConformanceResource.postgres.start();
     }
 
     @Override

@@ -2,52 +2,34 @@ package dev.metakit.inbox.conformance.plain;
 
 import dev.metakit.inbox.conformance.ConformanceChecks;
 import dev.metakit.inbox.conformance.GivenSecrets;
-import dev.metakit.inbox.conformance.RestartablePostgres;
+import dev.metakit.inbox.conformance.RuntimeOnParts;
+import dev.metakit.inbox.conformance.RuntimeParts;
 import dev.metakit.inbox.conformance.RuntimeUnderTest;
-import dev.metakit.inbox.sandbox.Sandbox;
 import org.apache.camel.CamelContext;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckHelper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
-import javax.sql.DataSource;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Properties;
 import java.util.stream.Collectors;
 
 /** The conformance checks against the bundle in a plain CamelContext with Vert.x platform-http (PlainCamelHost). */
-class PlainCamelContextConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
-    private final GivenSecrets secrets = GivenSecrets.random();
+class PlainCamelContextConformanceTest extends ConformanceChecks implements RuntimeOnParts {
     private static final Path LOG = Path.of(System.getProperty("metakit.plain.log", "target/plain-camel-host.log"));
 
-    private RestartablePostgres postgres;
-    private Sandbox sandbox;
+    private RuntimeParts parts;
     private CamelContext context;
-    private int port;
 
     @BeforeAll
     void boot() throws Exception {
-        postgres = new RestartablePostgres();
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        sandbox = secrets.metakit(webhook());
+        parts = RuntimeParts.start(GivenSecrets.random());
         Properties settings = new Properties();
-        settings.put("metakit.webhook.secret", secrets.webhookSecret());
-        settings.put("metakit.webhook.secret-previous", secrets.previousSecret());
-        settings.put("metakit.database.url", postgres.jdbcUrl());
-        settings.put("metakit.database.user", RestartablePostgres.USER);
-        settings.put("metakit.database.password", secrets.databasePassword());
-        settings.put("metakit.api.url", sandbox.apiBaseUrl().toString());
-        settings.put("metakit.api.key", sandbox.apiKey());
-        settings.put("metakit.ops.token", secrets.opsToken());
-        settings.put("metakit.accounts", "1");
-        context = PlainCamelHost.start(Path.of(System.getProperty("metakit.test.basedir", "../..")), port, settings);
+        settings.putAll(parts.settings());
+        context = PlainCamelHost.start(Path.of(System.getProperty("metakit.test.basedir", "../..")), parts.port(),
+                settings);
     }
 
     @AfterAll
@@ -55,11 +37,8 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
         if (context != null) {
             context.close();
         }
-        if (sandbox != null) {
-            sandbox.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (parts != null) {
+            parts.close();
         }
     }
 
@@ -69,18 +48,8 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
     }
 
     @Override
-    public URI webhook() {
-        return URI.create("http://127.0.0.1:" + port + "/hooks/metakit");
-    }
-
-    @Override
-    public String webhookSecret() {
-        return secrets.webhookSecret();
-    }
-
-    @Override
-    public List<String> secrets() {
-        return secrets.all();
+    public RuntimeParts parts() {
+        return parts;
     }
 
     /** A plain CamelContext has no probe endpoint: Camel's readiness checks, as a host's probe would invoke them. */
@@ -90,21 +59,6 @@ class PlainCamelContextConformanceTest extends ConformanceChecks implements Runt
         boolean up = results.stream().allMatch(r -> r.getState() == HealthCheck.State.UP);
         return new Readiness(up, results.stream().map(r -> r.getCheck().getId() + " " + r.getState()
                 + r.getMessage().map(m -> " " + m).orElse("")).collect(Collectors.joining("\n")));
-    }
-
-    @Override
-    public DataSource database() {
-        return postgres.dataSource();
-    }
-
-    @Override
-    public void stopDatabase() throws Exception {
-        postgres.stop();
-    }
-
-    @Override
-    public void startDatabase() throws Exception {
-        postgres.start();
     }
 
     @Override

@@ -1,8 +1,7 @@
 package dev.metakit.inbox.conformance.plain;
 
 import dev.metakit.inbox.conformance.GivenSecrets;
-import dev.metakit.inbox.conformance.RestartablePostgres;
-import dev.metakit.inbox.sandbox.Sandbox;
+import dev.metakit.inbox.conformance.RuntimeParts;
 import org.apache.camel.CamelContext;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
@@ -13,8 +12,6 @@ import org.apache.logging.log4j.core.config.Configurator;
 import org.apache.logging.log4j.core.config.Property;
 import org.junit.jupiter.api.Test;
 
-import java.net.ServerSocket;
-import java.net.URI;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -45,31 +42,17 @@ class SecretsAtTraceTest {
         Level before = LogManager.getRootLogger().getLevel();
         SecretLines lines = SecretLines.capture(all);
         Configurator.setRootLevel(Level.TRACE);
-        try (RestartablePostgres postgres = new RestartablePostgres()) {
-            int port;
-            try (ServerSocket s = new ServerSocket(0)) {
-                port = s.getLocalPort();
-            }
-            try (Sandbox sandbox = secrets.metakit(URI.create("http://127.0.0.1:" + port + "/hooks/metakit"))) {
-                Properties settings = new Properties();
-                settings.put("metakit.webhook.secret", secrets.webhookSecret());
-                settings.put("metakit.webhook.secret-previous", secrets.previousSecret());
-                settings.put("metakit.webhook.secret-key", rotationKey);
-                settings.put("metakit.database.url", postgres.jdbcUrl());
-                settings.put("metakit.database.user", RestartablePostgres.USER);
-                settings.put("metakit.database.password", secrets.databasePassword());
-                settings.put("metakit.api.url", sandbox.apiBaseUrl().toString());
-                settings.put("metakit.api.key", sandbox.apiKey());
-                settings.put("metakit.ops.token", secrets.opsToken());
-                settings.put("metakit.accounts", "1");
-                CamelContext context = PlainCamelHost.start(
-                        Path.of(System.getProperty("metakit.test.basedir", "../..")), port, settings);
-                try {
-                    // the periodic reconcile's first round calls MetaKit with the API key in its Authorization header
-                    await().atMost(Duration.ofSeconds(60)).until(() -> sandbox.apiCalls().total() > 0);
-                } finally {
-                    context.close();
-                }
+        try (RuntimeParts parts = RuntimeParts.start(secrets)) {
+            Properties settings = new Properties();
+            settings.putAll(parts.settings());
+            settings.put("metakit.webhook.secret-key", rotationKey);
+            CamelContext context = PlainCamelHost.start(
+                    Path.of(System.getProperty("metakit.test.basedir", "../..")), parts.port(), settings);
+            try {
+                // the periodic reconcile's first round calls MetaKit with the API key in its Authorization header
+                await().atMost(Duration.ofSeconds(60)).until(() -> parts.sandbox().apiCalls().total() > 0);
+            } finally {
+                context.close();
             }
         } finally {
             Configurator.setRootLevel(before);

@@ -1,7 +1,5 @@
 package dev.metakit.inbox.support;
 
-import dev.metakit.inbox.db.InboxMigrations;
-import dev.metakit.inbox.db.InboxSchema;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -26,7 +24,8 @@ import java.util.Set;
  * {@code METAKIT_TEST_DATABASE_URL} ({@link ExternalTestServer}: created for the run, dropped after). Never the
  * production settings: {@code DATABASE_URL} and {@code METAKIT_DATABASE_URL} are not read here, because the tests
  * empty every table. The schema is migrated once; {@link #truncateAll()} gives each test a clean slate. Its
- * connections, like the bundle's, resolve table names in the bundle's schema ({@value InboxSchema#DEFAULT}).
+ * connections, like the bundle's, resolve table names in the bundle's schema; the schema and its migrations are the
+ * tests' ({@link TestDatabaseSchema}: the bundle's tests bring the bundle's).
  */
 public final class TestDatabase {
     private static EmbeddedPostgres embedded;
@@ -35,12 +34,14 @@ public final class TestDatabase {
     private static String jdbcUrl;
     private static String user;
     private static String password;
+    private static TestDatabaseSchema schema;
 
     private TestDatabase() {
     }
 
     public static synchronized DataSource dataSource() {
         if (dataSource == null) {
+            schema = TestDatabaseSchema.loaded();
             external = ExternalTestServer.fromEnvironment(System::getenv).orElse(null);
             if (external != null) {
                 Runtime.getRuntime().addShutdownHook(new Thread(external::dropCreated, "test-database-drop"));
@@ -51,7 +52,7 @@ public final class TestDatabase {
                 pg.setUrl(jdbcUrl);
                 pg.setUser(user);
                 pg.setPassword(password);
-                pg.setCurrentSchema(InboxSchema.DEFAULT);
+                pg.setCurrentSchema(schema.name());
                 dataSource = pg;
             } else {
                 try {
@@ -62,9 +63,9 @@ public final class TestDatabase {
                 jdbcUrl = embedded.getJdbcUrl("postgres", "postgres");
                 user = "postgres";
                 password = null;
-                dataSource = embedded.getPostgresDatabase(Map.of("currentSchema", InboxSchema.DEFAULT));
+                dataSource = embedded.getPostgresDatabase(Map.of("currentSchema", schema.name()));
             }
-            InboxMigrations.migrate(dataSource);
+            schema.migrate(dataSource);
         }
         return dataSource;
     }
@@ -231,7 +232,7 @@ public final class TestDatabase {
                       if tables is not null then
                         execute 'truncate ' || tables;
                       end if;
-                    end $$""".replace(":bundle_history", InboxMigrations.HISTORY_TABLE));
+                    end $$""".replace(":bundle_history", schema.historyTable()));
         } catch (SQLException e) {
             throw new IllegalStateException("could not truncate the test database", e);
         }

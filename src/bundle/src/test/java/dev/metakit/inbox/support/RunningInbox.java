@@ -1,6 +1,5 @@
 package dev.metakit.inbox.support;
 
-import dev.metakit.inbox.Application;
 import dev.metakit.inbox.ops.EssentialRoute;
 import org.apache.camel.CamelContext;
 import org.apache.camel.main.Main;
@@ -20,13 +19,16 @@ import java.util.Map;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The real bundle, booted the way {@code java -jar} boots it ({@link Application#boot}: the startup checks, the
- * application.properties of the working directory over the jar's, the run mode), with the YAML route files from the
- * project's routes/ folder, on free ports and a test database.
+ * The real bundle on camel-main, with the YAML route files from the project's routes/ folder, on free ports and a test
+ * database: in the bundle's tests on camel-main's own servers, in the standalone runtime's tests booted the way
+ * {@code java -jar} boots it (the startup checks, the application.properties of the working directory over the jar's,
+ * the run mode, the front door): {@link InboxBoot}.
  */
 public final class RunningInbox implements AutoCloseable {
     public static final String SECRET = "whsec_test_current_0123456789";
     public static final String PREVIOUS_SECRET = "whsec_test_previous_9876543210";
+
+    private static final InboxBoot BOOT = InboxBoot.loaded();
 
     private final Main main;
     private final int httpPort;
@@ -36,7 +38,7 @@ public final class RunningInbox implements AutoCloseable {
     private RunningInbox(Path workingDirectory, Map<String, String> environment, Map<String, String> overrides) {
         httpPort = freePort();
         managementPort = freePort();
-        main = Application.boot(environment::get, workingDirectory);
+        main = BOOT.boot(environment::get, workingDirectory);
         ignoreTheTestJvmsEnvironment(main);
         // the project's route files, as ./run.sh points camel-main at them, rather than the build's copies in the jar
         main.addOverrideProperty(ROUTE_FILES, "file:" + basedir().resolve("routes") + "/*.camel.yaml");
@@ -190,12 +192,14 @@ public final class RunningInbox implements AutoCloseable {
 
     /**
      * The value of {@code camel.main.routes-include-pattern} that loads only the named route files; the bundle's Java
-     * routes (worker and reconcile) are loaded when "worker" is among them. With "beans" come the standalone run's
-     * own beans (routes/standalone.camel.yaml: the front door, the ops page), as in every standalone run.
+     * routes (worker and reconcile) are loaded when "worker" is among them. With "beans" come the run's own beans
+     * (in the standalone runtime's tests routes/standalone.camel.yaml: the front door, the ops page; {@link InboxBoot}).
      */
     public static String onlyRoutes(String... names) {
         return java.util.Arrays.stream(names)
-                .flatMap(n -> n.equals("beans") ? java.util.stream.Stream.of(n, "standalone") : java.util.stream.Stream.of(n))
+                .flatMap(n -> n.equals("beans")
+                        ? java.util.stream.Stream.concat(java.util.stream.Stream.of(n), BOOT.ownRouteFiles().stream())
+                        : java.util.stream.Stream.of(n))
                 .map(n -> "file:" + basedir().resolve("routes").resolve(n + ".camel.yaml"))
                 .collect(java.util.stream.Collectors.joining(","));
     }

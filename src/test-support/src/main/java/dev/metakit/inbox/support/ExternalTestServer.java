@@ -1,7 +1,5 @@
 package dev.metakit.inbox.support;
 
-import dev.metakit.inbox.db.InboxMigrations;
-import dev.metakit.inbox.db.DatabaseSettings;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import java.security.SecureRandom;
@@ -34,11 +32,13 @@ public final class ExternalTestServer {
     private static final Pattern HOST_AND_DATABASE = Pattern.compile("^(jdbc:postgresql://[^/?]*/)([^?]*)(.*)$");
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private final DatabaseSettings settings;
+    private final TestDatabaseSchema.Server settings;
+    private final TestDatabaseSchema schema;
     private final List<String> created = new ArrayList<>();
 
-    private ExternalTestServer(DatabaseSettings settings) {
+    private ExternalTestServer(TestDatabaseSchema.Server settings, TestDatabaseSchema schema) {
         this.settings = settings;
+        this.schema = schema;
     }
 
     /** The server named by the test variables, or empty (the tests then start an embedded PostgreSQL). */
@@ -47,12 +47,13 @@ public final class ExternalTestServer {
         if (url == null || url.isBlank()) {
             return Optional.empty();
         }
-        DatabaseSettings settings = DatabaseSettings.parse(url, env.apply(USER_VARIABLE), env.apply(PASSWORD_VARIABLE));
+        TestDatabaseSchema schema = TestDatabaseSchema.loaded();
+        TestDatabaseSchema.Server settings = schema.server(url, env.apply(USER_VARIABLE), env.apply(PASSWORD_VARIABLE));
         if (!HOST_AND_DATABASE.matcher(settings.jdbcUrl()).matches()) {
             throw new IllegalStateException(URL_VARIABLE + " must name a host and a database"
                     + " (jdbc:postgresql://host:port/db or postgres://user:pass@host:port/db)");
         }
-        ExternalTestServer server = new ExternalTestServer(settings);
+        ExternalTestServer server = new ExternalTestServer(settings, schema);
         server.refuseADatabaseWithData();
         return Optional.of(server);
     }
@@ -63,7 +64,7 @@ public final class ExternalTestServer {
         try (Connection c = entry().getConnection(); Statement s = c.createStatement()) {
             s.execute("create database " + name);
         } catch (SQLException e) {
-            throw new IllegalStateException("could not create a test database on " + settings.describe()
+            throw new IllegalStateException("could not create a test database on " + settings.description()
                     + " (the user of " + URL_VARIABLE + " needs CREATEDB): " + e.getMessage(), e);
         }
         created.add(name);
@@ -79,7 +80,7 @@ public final class ExternalTestServer {
                 s.execute("drop database if exists " + name);
                 created.remove(name);
             } catch (SQLException e) {
-                System.err.println("test database " + name + " on " + settings.describe() + " was not dropped: "
+                System.err.println("test database " + name + " on " + settings.description() + " was not dropped: "
                         + e.getMessage());
             }
         }
@@ -120,8 +121,8 @@ public final class ExternalTestServer {
             Map<String, String> tables = new LinkedHashMap<>();
             try (ResultSet rs = s.executeQuery("select format('%I.%I', schemaname, tablename), tablename from pg_tables t"
                     + " where exists (select 1 from pg_tables w where w.schemaname = t.schemaname"
-                    + " and w.tablename = 'webhook_inbox') and tablename not in ('flyway_schema_history', '"
-                    + InboxMigrations.HISTORY_TABLE + "')")) {
+                    + " and w.tablename = '" + schema.markerTable() + "') and tablename not in ('flyway_schema_history', '"
+                    + schema.historyTable() + "')")) {
                 while (rs.next()) {
                     tables.put(rs.getString(1), rs.getString(2));
                 }
@@ -135,11 +136,11 @@ public final class ExternalTestServer {
                 }
             }
         } catch (SQLException e) {
-            throw new IllegalStateException(URL_VARIABLE + " names " + settings.describe() + ", which is not usable: "
+            throw new IllegalStateException(URL_VARIABLE + " names " + settings.description() + ", which is not usable: "
                     + e.getMessage(), e);
         }
         if (!withRows.isEmpty()) {
-            throw new IllegalStateException(URL_VARIABLE + " names " + settings.describe() + ", which holds the inbox"
+            throw new IllegalStateException(URL_VARIABLE + " names " + settings.description() + ", which holds the inbox"
                     + " tables with rows (" + String.join(", ", withRows) + "): the tests never run on a database with"
                     + " data. Point it at an empty database or the server's maintenance database (postgres); the tests"
                     + " create their own database there and drop it after.");

@@ -114,7 +114,7 @@ public final class StoppablePostgres implements AutoCloseable {
         if (postgres == null) {
             throw new IllegalStateException("PostgreSQL is not running");
         }
-        return postgres.getPostgresDatabase(java.util.Map.of("currentSchema", dev.metakit.inbox.db.InboxSchema.DEFAULT));
+        return postgres.getPostgresDatabase(java.util.Map.of("currentSchema", TestDatabaseSchema.loaded().name()));
     }
 
     @Override
