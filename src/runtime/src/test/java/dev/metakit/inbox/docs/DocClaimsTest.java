@@ -28,11 +28,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <ul>
  *   <li>every {@code metakit.*} setting named in a code span is a key the bundle reads (application.properties, the
- *       starter's own keys), and where a page gives its default (`key` ... default `value`) that is the shipped
+ *       starter's own keys), and where a page gives its default (`key` ... default `value`, or "(`key`, 16)") that is the shipped
  *       default; the environment variables are {@code ConfigurationConsistencyTest}'s;</li>
  *   <li>every command names what exists: a script of the project ({@code ./run.sh}, {@code bench/*.sh}) and each of
- *       its {@code --flags}, a Maven profile ({@code -Pname}) of a pom, a {@code -Dproperty} that a pom, the code or
- *       Maven's own plugins read;</li>
+ *       its {@code --flags}, a Maven profile ({@code -Pname}) of a pom; every {@code -Dproperty} a page passes is one
+ *       a pom ({@code ${name}}) or the code ({@code "name"}) reads, or Maven's, its plugins', the JVM's or Camel's;</li>
  *   <li>every log line a page quotes (a code span of several words after "log", "logs", "line", "WARN" or "ERROR") is
  *       text the code writes: each literal part of it (between placeholders such as {@code ...}, {@code N},
  *       {@code <id>} and numbers) is in the project's sources or in a class of the libraries that log it.</li>
@@ -41,18 +41,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 class DocClaimsTest {
     private static final Path PROJECT = Path.of(System.getProperty("user.dir"));
     private static final Pattern CODE_SPAN = Pattern.compile("`([^`\\n]+)`");
-    private static final Pattern KEY = Pattern.compile("(?<![\\w.$/-])metakit\\.[a-z][a-z0-9-]*(?:\\.[a-z][a-z0-9-]*)*");
+    private static final Pattern KEY = Pattern.compile("(?<![\\w.$/{:-])metakit\\.[a-z][a-z0-9_-]*(?:\\.[a-z][a-z0-9_-]*)*");
     private static final Pattern KEY_DEFAULT = Pattern.compile(
             "`(metakit\\.[a-z0-9.-]+)`[^`.;]{0,12}?\\bdefault(?:s to|:)?\\s+`?([^`,;)\\s]+)`?");
+    /** "(`metakit.database.pool-size`, 16)": a key and its default as a number in parentheses. */
+    private static final Pattern KEY_NUMBER = Pattern.compile("\\(`(metakit\\.[a-z0-9.-]+)`,\\s+(\\d+)\\)");
     private static final Pattern SCRIPT = Pattern.compile("(?<![\\w/.-])((?:\\./|bench/|ops/|\\.ci/)[\\w./-]*\\.sh|\\./run\\.sh)\\b");
     private static final Pattern PROFILE = Pattern.compile("(?<=\\s)-P([\\w,-]+)");
-    private static final Pattern SYSTEM_PROPERTY = Pattern.compile("(?<=\\s)-D([\\w.-]+)");
-    /** Properties of Maven and its plugins a page may pass (not the project's own). */
+    private static final Pattern SYSTEM_PROPERTY = Pattern.compile("(?<=[\\s`(])-D([A-Za-z][\\w.-]*)");
+    /** Properties of Maven and its plugins, of the JVM and of Camel a page may pass (not the project's own). */
     private static final Pattern MAVENS_OWN = Pattern.compile(
             "(test|it\\.test|skipTests|skipITs|maven\\..*|surefire\\..*|failsafe\\..*|quarkus\\..*|jib\\..*|gpg\\..*"
-                    + "|altDeploymentRepository|revision|exec\\..*|jmh\\..*|aether\\..*)");
+                    + "|altDeploymentRepository|revision|exec\\..*|jmh\\..*|aether\\..*|sun\\..*|jdk\\..*|java\\..*"
+                    + "|camel\\..*)");
     private static final Pattern LOG_INTRO = Pattern.compile("(?i)\\b(logs?|logged|line|warn|error)\\b[^.]{0,60}$");
-    private static final Pattern PLACEHOLDER = Pattern.compile("\\.\\.\\.|…|<[^>]*>|\\{[^}]*}|\\bN\\b|\\d+(?:[.,]\\d+)*");
+    /** What a quote puts in place of a value: ..., N, <id>, {x}, numbers, and words holding one (classpath:x/*.yaml, 'x'). */
+    private static final Pattern PLACEHOLDER = Pattern.compile(
+            "\\.\\.\\.|…|<[^>]*>|\\{[^}]*}|\\bN\\b|\\d+(?:[.,]\\d+)*|\\S*[:/*'](?=\\S)\\S*");
+    /** the WARN line "Delivery not stored, ..." */
+    private static final Pattern QUOTED_LINE = Pattern.compile("(?i)\\b(?:WARN|ERROR|INFO|DEBUG) lines?\\s+\"([^\"]+)\"");
 
     @Test
     void everySettingAPageNamesIsAKeyTheBundleReadsWithTheDefaultItShips() throws IOException {
@@ -82,17 +89,25 @@ class DocClaimsTest {
                     }
                 }
             }
-            Matcher stated = KEY_DEFAULT.matcher(text);
-            while (stated.find()) {
-                String value = shipped.getProperty(stated.group(1), starter.getProperty(stated.group(1)));
-                if (value != null && !value.equals(stated.group(2))) {
-                    wrongDefaults.add(stated.group(1) + " default " + stated.group(2) + " (ships " + value + ") in "
-                            + PROJECT.relativize(page));
-                }
+            for (Pattern defaults : List.of(KEY_DEFAULT, KEY_NUMBER)) {
+                wrongDefaults.addAll(statedDefaultsOtherThanShipped(defaults.matcher(text), page, shipped, starter));
             }
         }
         assertThat(unknown).as("settings the bundle does not read").isEmpty();
         assertThat(wrongDefaults).as("defaults other than the shipped ones").isEmpty();
+    }
+
+    private static List<String> statedDefaultsOtherThanShipped(Matcher stated, Path page, Properties shipped,
+            Properties starter) {
+        List<String> wrong = new ArrayList<>();
+        while (stated.find()) {
+            String value = shipped.getProperty(stated.group(1), starter.getProperty(stated.group(1)));
+            if (value != null && !value.equals(stated.group(2))) {
+                wrong.add(stated.group(1) + " default " + stated.group(2) + " (ships " + value + ") in "
+                        + PROJECT.relativize(page));
+            }
+        }
+        return wrong;
     }
 
     @Test
@@ -127,13 +142,14 @@ class DocClaimsTest {
                             }
                         }
                     }
-                    Matcher property = SYSTEM_PROPERTY.matcher(command);
-                    while (property.find()) {
-                        String name = property.group(1);
-                        if (!MAVENS_OWN.matcher(name).matches() && !code.contains(name)) {
-                            wrong.add("nothing reads -D" + name + where);
-                        }
-                    }
+                }
+            }
+            Matcher property = SYSTEM_PROPERTY.matcher(Files.readString(page));
+            while (property.find()) {
+                String name = property.group(1);
+                if (!MAVENS_OWN.matcher(name).matches() && !poms.contains("${" + name + "}")
+                        && !poms.contains("<" + name + ">") && !code.contains("\"" + name + "\"")) {
+                    wrong.add("nothing reads -D" + name + " (" + PROJECT.relativize(page) + ")");
                 }
             }
         }
@@ -142,20 +158,13 @@ class DocClaimsTest {
 
     @Test
     void everyLogLineAPageQuotesIsTextTheCodeWrites() throws IOException {
-        String sources = String.join("\n", texts(List.of("src", "routes", "run.sh"), ".java", ".yaml", ".sh"));
+        // a message split over string literals joined with + reads as one
+        String sources = String.join("\n", texts(List.of("src", "routes", "run.sh"), ".java", ".yaml", ".sh"))
+                .replaceAll("\"\\s*\\+\\s*\"", "");
         List<String> missing = new ArrayList<>();
         List<String[]> inLibraries = new ArrayList<>();
         for (Path page : pages()) {
-            String text = prose(page);
-            Matcher span = CODE_SPAN.matcher(text);
-            while (span.find()) {
-                String quoted = span.group(1);
-                String before = text.substring(Math.max(0, span.start() - 80), span.start());
-                if (quoted.split("\\s+").length < 4 || !LOG_INTRO.matcher(before.replace('\n', ' ')).find()
-                        || quoted.matches("^(mvn|curl|java|camel|\\./|select|SELECT|kill|docker|openssl)\\b.*")
-                        || quoted.contains("=") || quoted.contains("{{")) {
-                    continue;
-                }
+            for (String quoted : quotedLogLines(prose(page))) {
                 for (String part : PLACEHOLDER.split(quoted)) {
                     String literal = part.strip();
                     if (literal.length() >= 12 && !sources.contains(literal)) {
@@ -170,6 +179,26 @@ class DocClaimsTest {
             }
         }
         assertThat(missing).as("quoted log text found neither in the sources nor in the libraries").isEmpty();
+    }
+
+    /** The log lines a page quotes: code spans of several words right after a word of logging, and "..." after one. */
+    private static List<String> quotedLogLines(String text) {
+        List<String> quoted = new ArrayList<>();
+        Matcher span = CODE_SPAN.matcher(text);
+        while (span.find()) {
+            String candidate = span.group(1);
+            String before = text.substring(Math.max(0, span.start() - 80), span.start()).replace('\n', ' ');
+            if (candidate.split("\\s+").length >= 4 && LOG_INTRO.matcher(before).find()
+                    && !candidate.matches("^(mvn|curl|java|camel|\\./|select|SELECT|kill|docker|openssl)\\b.*")
+                    && !candidate.contains("=") && !candidate.contains("{{")) {
+                quoted.add(candidate);
+            }
+        }
+        Matcher line = QUOTED_LINE.matcher(text.replace('\n', ' '));
+        while (line.find()) {
+            quoted.add(line.group(1));
+        }
+        return quoted;
     }
 
     /** Whether a class on the test class path holds the text as a constant (Camel's own log lines). */
