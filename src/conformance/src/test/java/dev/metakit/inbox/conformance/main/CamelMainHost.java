@@ -3,7 +3,6 @@ package dev.metakit.inbox.conformance.main;
 import org.apache.camel.main.Main;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,12 +37,6 @@ final class CamelMainHost {
         host.main.setOverrideProperties(overrides);
         host.main.start();
         return host;
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     /** This host's part of the test JVM's log (a host tested before it in the same JVM wrote the rest). */

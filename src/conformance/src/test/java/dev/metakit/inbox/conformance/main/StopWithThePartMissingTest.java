@@ -1,6 +1,7 @@
 package dev.metakit.inbox.conformance.main;
 
 import dev.metakit.inbox.conformance.GivenSecrets;
+import dev.metakit.inbox.conformance.InProcessHostChecks;
 import dev.metakit.inbox.conformance.RestartablePostgres;
 import dev.metakit.inbox.sandbox.Sandbox;
 import org.junit.jupiter.api.AfterEach;
@@ -37,7 +38,7 @@ class StopWithThePartMissingTest {
     @Test
     void aHostWithoutTheBundlesRouteBuilderStopsQuietlyAndLeavesNoScheduleRunning() throws Exception {
         postgres = new RestartablePostgres();
-        int port = CamelMainHost.freePort();
+        int port = InProcessHostChecks.freePort();
         sandbox = secrets.metakit(URI.create("http://127.0.0.1:" + port + "/hooks/metakit"));
         Properties settings = new Properties();
         settings.put("camel.main.routes-builder-classes", HostRoutesInstead.class.getName());

@@ -1,123 +1,34 @@
 package dev.metakit.inbox.conformance.plain;
 
-import dev.metakit.inbox.conformance.ConformanceChecks;
-import dev.metakit.inbox.conformance.GivenSecrets;
-import dev.metakit.inbox.conformance.RestartablePostgres;
-import dev.metakit.inbox.conformance.RuntimeUnderTest;
-import dev.metakit.inbox.sandbox.Sandbox;
+import dev.metakit.inbox.conformance.InProcessHostChecks;
 import org.apache.camel.CamelContext;
-import org.apache.camel.health.HealthCheck;
-import org.apache.camel.health.HealthCheckHelper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
-import javax.sql.DataSource;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Properties;
-import java.util.stream.Collectors;
 
 /** The conformance checks against the bundle in a plain CamelContext with Vert.x platform-http (PlainCamelHost). */
-class PlainCamelContextConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
-    private final GivenSecrets secrets = GivenSecrets.random();
+class PlainCamelContextConformanceTest extends InProcessHostChecks {
     private static final Path LOG = Path.of(System.getProperty("metakit.plain.log", "target/plain-camel-host.log"));
 
-    private RestartablePostgres postgres;
-    private Sandbox sandbox;
     private CamelContext context;
-    private int port;
 
-    @BeforeAll
-    void boot() throws Exception {
-        postgres = new RestartablePostgres();
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        sandbox = secrets.metakit(webhook());
-        Properties settings = new Properties();
-        settings.put("metakit.webhook.secret", secrets.webhookSecret());
-        settings.put("metakit.webhook.secret-previous", secrets.previousSecret());
-        settings.put("metakit.database.url", postgres.jdbcUrl());
-        settings.put("metakit.database.user", RestartablePostgres.USER);
-        settings.put("metakit.database.password", secrets.databasePassword());
-        settings.put("metakit.api.url", sandbox.apiBaseUrl().toString());
-        settings.put("metakit.api.key", sandbox.apiKey());
-        settings.put("metakit.ops.token", secrets.opsToken());
-        settings.put("metakit.accounts", "1");
+    @Override
+    protected void startHost(int port, Properties settings) throws Exception {
         context = PlainCamelHost.start(Path.of(System.getProperty("metakit.test.basedir", "../..")), port, settings);
     }
 
-    @AfterAll
-    void stop() throws Exception {
-        if (context != null) {
-            context.close();
-        }
-        if (sandbox != null) {
-            sandbox.close();
-        }
-        if (postgres != null) {
-            postgres.close();
-        }
-    }
-
     @Override
-    protected RuntimeUnderTest runtime() {
-        return this;
-    }
-
-    @Override
-    public URI webhook() {
-        return URI.create("http://127.0.0.1:" + port + "/hooks/metakit");
-    }
-
-    @Override
-    public String webhookSecret() {
-        return secrets.webhookSecret();
-    }
-
-    @Override
-    public List<String> secrets() {
-        return secrets.all();
-    }
-
-    /** A plain CamelContext has no probe endpoint: Camel's readiness checks, as a host's probe would invoke them. */
-    @Override
-    public Readiness readiness() {
-        java.util.Collection<HealthCheck.Result> results = HealthCheckHelper.invokeReadiness(context, "full");
-        boolean up = results.stream().allMatch(r -> r.getState() == HealthCheck.State.UP);
-        return new Readiness(up, results.stream().map(r -> r.getCheck().getId() + " " + r.getState()
-                + r.getMessage().map(m -> " " + m).orElse("")).collect(Collectors.joining("\n")));
-    }
-
-    @Override
-    public DataSource database() {
-        return postgres.dataSource();
-    }
-
-    @Override
-    public void stopDatabase() throws Exception {
-        postgres.stop();
-    }
-
-    @Override
-    public void startDatabase() throws Exception {
-        postgres.start();
-    }
-
-    @Override
-    public void leaveOutRoute(String routeId) throws Exception {
-        context.getRouteController().stopRoute(routeId);
-        context.removeRoute(routeId);
+    protected CamelContext context() {
+        return context;
     }
 
     /** What a plain host's SIGTERM handler would do: close its CamelContext. */
     @Override
-    public boolean stopAsOnSigterm() throws Exception {
-        context.close();
-        return true;
+    protected void stopHost() throws Exception {
+        if (context != null) {
+            context.close();
+        }
     }
 
     @Override
