@@ -26,6 +26,7 @@ public abstract class InProcessHostChecks extends ConformanceChecks implements R
     private RestartablePostgres postgres;
     private Sandbox sandbox;
     private int port;
+    private HostLog log;
 
     /** Starts the host serving on {@code port} with the bundle's {@code settings}. */
     protected abstract void startHost(int port, Properties settings) throws Exception;
@@ -51,6 +52,7 @@ public abstract class InProcessHostChecks extends ConformanceChecks implements R
         settings.put("metakit.api.key", sandbox.apiKey());
         settings.put("metakit.ops.token", secrets.opsToken());
         settings.put("metakit.accounts", "1");
+        log = HostLog.fromNow();
         startHost(port, settings);
     }
 
@@ -122,6 +124,12 @@ public abstract class InProcessHostChecks extends ConformanceChecks implements R
     public boolean stopAsOnSigterm() throws Exception {
         stopHost();
         return true;
+    }
+
+    /** What the host logged since it started. */
+    @Override
+    public String log() throws Exception {
+        return log.text();
     }
 
     /** A free port of this machine. */

@@ -1,12 +1,9 @@
 package dev.metakit.inbox.conformance.main;
 
+import dev.metakit.inbox.conformance.HostLog;
 import org.apache.camel.main.Main;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.Properties;
 
 /**
@@ -16,20 +13,18 @@ import java.util.Properties;
  * bundle's defaults come from its jar.
  */
 final class CamelMainHost {
-    private static final Path LOG = Path.of(System.getProperty("metakit.plain.log", "target/plain-camel-host.log"));
-
     final Main main = new Main();
     final int port;
-    private final long logStart;
+    private final HostLog log;
 
-    private CamelMainHost(int port, long logStart) {
+    private CamelMainHost(int port, HostLog log) {
         this.port = port;
-        this.logStart = logStart;
+        this.log = log;
     }
 
     /** A started host serving on {@code port}, with {@code settings} over its application.properties. */
     static CamelMainHost start(int port, Properties settings) throws Exception {
-        CamelMainHost host = new CamelMainHost(port, Files.exists(LOG) ? Files.size(LOG) : 0);
+        CamelMainHost host = new CamelMainHost(port, HostLog.fromNow());
         Properties overrides = new Properties();
         overrides.putAll(settings);
         overrides.put("camel.server.port", String.valueOf(host.port));
@@ -39,10 +34,8 @@ final class CamelMainHost {
         return host;
     }
 
-    /** This host's part of the test JVM's log (a host tested before it in the same JVM wrote the rest). */
+    /** This host's part of the test JVM's log. */
     String log() throws IOException {
-        byte[] all = Files.readAllBytes(LOG);
-        return new String(Arrays.copyOfRange(all, (int) Math.min(logStart, all.length), all.length),
-                StandardCharsets.UTF_8);
+        return log.text();
     }
 }

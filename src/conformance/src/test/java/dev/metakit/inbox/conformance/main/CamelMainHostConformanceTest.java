@@ -26,9 +26,4 @@ class CamelMainHostConformanceTest extends InProcessHostChecks {
             host.main.stop();
         }
     }
-
-    @Override
-    public String log() throws Exception {
-        return host.log();
-    }
 }

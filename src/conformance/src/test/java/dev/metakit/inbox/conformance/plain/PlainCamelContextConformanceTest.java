@@ -3,14 +3,11 @@ package dev.metakit.inbox.conformance.plain;
 import dev.metakit.inbox.conformance.InProcessHostChecks;
 import org.apache.camel.CamelContext;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
 
 /** The conformance checks against the bundle in a plain CamelContext with Vert.x platform-http (PlainCamelHost). */
 class PlainCamelContextConformanceTest extends InProcessHostChecks {
-    private static final Path LOG = Path.of(System.getProperty("metakit.plain.log", "target/plain-camel-host.log"));
-
     private CamelContext context;
 
     @Override
@@ -29,10 +26,5 @@ class PlainCamelContextConformanceTest extends InProcessHostChecks {
         if (context != null) {
             context.close();
         }
-    }
-
-    @Override
-    public String log() throws Exception {
-        return Files.readString(LOG);
     }
 }
