@@ -61,7 +61,7 @@ class QuarkusHostTest {
         HttpResponse<String> ready = HostHttp.get("/q/health/ready");
         assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
         assertThat(ready.body()).contains("\"essential-routes\"", "\"inbox-database\"", "\"metakit-api-key\"",
-                "\"camel-routes\"", "\"camel-consumers\"", "\"route-controller\"", "\"context\"")
+                "\"webhook-secret\"", "\"camel-routes\"", "\"camel-consumers\"", "\"route-controller\"", "\"context\"")
                 .doesNotContain("Database connections health check"); // turned off in application.properties
 
         // the bundle's meters and Camel's route meters on Quarkus's registry; the ack path has none of the latter

@@ -200,22 +200,12 @@ class ConfigurationConsistencyTest {
     }
 
     @Test
-    void theQuarkusExtensionsDefaultsAreEveryKeyWithTheStandaloneRunsDefaultButTheDataSource() throws Exception {
-        // the extension's fallback for every metakit.* placeholder (MicroProfile Config takes an empty value for none):
-        // a key missing there fails every Quarkus host at its first {{placeholder}}, far from the change that added it
-        Properties quarkus = load("src/quarkus/runtime/src/main/resources/META-INF/metakit-inbox-defaults.properties");
-        Map<String, String> defaults = shippedDefaults();
-        Map<String, String> differing = new TreeMap<>();
-        defaults.forEach((key, value) -> {
-            if (!value.equals(quarkus.getProperty(key))) {
-                differing.put(key, value + " / " + quarkus.getProperty(key));
-            }
-        });
-        // the application's default datasource (the extension's defaults file says why)
-        assertThat(differing).as("standalone default / the Quarkus extension's")
-                .containsOnlyKeys("metakit.database.data-source-bean");
-        assertThat(quarkus.stringPropertyNames()).as("keys the standalone run does not have")
-                .isSubsetOf(defaults.keySet());
+    void theBundlesDefaultsAreEveryKeyWithTheStandaloneRunsDefault() throws Exception {
+        // the fallback for every metakit.* placeholder in a camel-main, plain CamelContext or Quarkus host: a key
+        // missing there fails every such host at its first {{placeholder}}, far from the change that added it
+        Properties bundle = load("src/bundle/src/main/resources/" + BundleDefaults.RESOURCE);
+        assertThat(new TreeMap<>(bundle)).as("the bundle's defaults against the standalone run's")
+                .isEqualTo(new TreeMap<>(shippedDefaults()));
     }
 
     /** key → its default in application.properties, for every key read from the environment. */

@@ -136,6 +136,7 @@ public abstract class ConformanceChecks {
         byte[] over = paddedBody(MAX_BODY_BYTES + 1);
         byte[] atLimit = paddedBody(MAX_BODY_BYTES);
         long t = now();
+        long linesBefore = runtime().log().lines().count();
 
         HttpResponse<String> tooLarge = deliveries().post(null, over, SIGNATURE, deliveries().signature(t, over));
         HttpResponse<String> fits = deliveries().post(null, atLimit, SIGNATURE, deliveries().signature(t, atLimit));
@@ -144,6 +145,9 @@ public abstract class ConformanceChecks {
         assertThat(InboxRows.count(runtime().database(), deliveries().key(t, over))).isZero();
         assertThat(fits.statusCode()).as(fits.body()).isEqualTo(200);
         assertThat(InboxRows.count(runtime().database(), deliveries().key(t, atLimit))).isEqualTo(1);
+        // an oversized body is the sender's mistake, answered: no layer (the HTTP server's included) logs an ERROR
+        assertThat(runtime().log().lines().skip(linesBefore).filter(line -> line.contains("ERROR")).toList())
+                .as("ERROR lines while answering an oversized body").isEmpty();
     }
 
     @Test

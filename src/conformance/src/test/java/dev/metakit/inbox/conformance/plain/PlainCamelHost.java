@@ -18,18 +18,18 @@ import java.util.stream.Stream;
 
 /**
  * The smallest host of the bundle: a DefaultCamelContext (no camel-main, no platform), Camel's Vert.x platform-http
- * server, the bundle's settings file and route files, and its Java routes as a RouteBuilder. Whatever the bundle
+ * server, the bundle's route files and its Java routes as a RouteBuilder, the host's settings (the bundle's jar has
+ * the defaults of the rest). Whatever the bundle
  * promises here it keeps by itself, with nothing of a runtime's own around it.
  */
 final class PlainCamelHost {
     private PlainCamelHost() {
     }
 
-    /** A started context serving the bundle on {@code port}, with the bundle's defaults under {@code settings}. */
+    /** A started context serving the bundle on {@code port}, with {@code settings} over the bundle's defaults. */
     static CamelContext start(Path projectDir, int port, Properties settings) throws Exception {
         CamelContext context = new DefaultCamelContext();
         PropertiesComponent properties = (PropertiesComponent) context.getPropertiesComponent();
-        properties.setLocation("file:" + projectDir.resolve("application.properties"));
         // the test's settings, never a variable of the test JVM's environment
         properties.setEnvironmentVariableMode(PropertiesComponent.ENVIRONMENT_VARIABLES_MODE_NEVER);
         properties.setOverrideProperties(settings);

@@ -32,7 +32,7 @@ public class MetakitInboxSetup {
 
     void beforeInitialize(@Observes BeforeInitialize event) {
         CamelContext context = event.getCamelContext();
-        BundleDefaults.addTo(context.getPropertiesComponent());
+        QuarkusDefaults.addTo(context.getPropertiesComponent());
         DurationMillisFunction millis = new DurationMillisFunction();
         millis.setCamelContext(context);
         context.getPropertiesComponent().addPropertiesFunction(millis);
