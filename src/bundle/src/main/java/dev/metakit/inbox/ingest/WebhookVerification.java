@@ -67,8 +67,14 @@ public class WebhookVerification implements Processor, CamelContextAware {
         secrets(secret, previousSecret);
     }
 
-    /** The dev run's throwaway secret, when neither the settings nor the database hold one. */
+    /**
+     * The dev run's throwaway secret, when neither the settings nor the database hold one: made once per process, so a
+     * bean started again (its route file saved) keeps the secret the dev run printed.
+     */
     public void generateSecret() {
+        if (secretGenerated) {
+            return;
+        }
         secret = generateDevSecret();
         secretGenerated = true;
         secrets(secret, null);
