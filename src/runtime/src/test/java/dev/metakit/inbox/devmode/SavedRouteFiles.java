@@ -2,7 +2,6 @@ package dev.metakit.inbox.devmode;
 
 import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
-import org.apache.camel.CamelContext;
 import org.apache.camel.spi.CamelEvent;
 import org.apache.camel.support.EventNotifierSupport;
 
@@ -18,7 +17,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -79,23 +77,11 @@ final class SavedRouteFiles {
         Files.writeString(file(name), after, StandardCharsets.UTF_8);
     }
 
-    /** Replaces {@code from} by {@code to} in the file, which must hold it once. */
-    void replace(String name, String from, String to) throws IOException {
-        edit(name, text -> {
-            assertThat(text).containsOnlyOnce(from);
-            return text.replace(from, to);
-        });
-    }
-
     /** Saves, then waits until the running bundle has reloaded that file's routes (each reloaded route counts). */
     void saveAndAwaitReload(String name, UnaryOperator<String> edit) throws IOException {
         int before = reloads.get();
         edit(name, edit);
         await().atMost(Duration.ofSeconds(30)).until(() -> reloads.get() > before);
-    }
-
-    CamelContext context() {
-        return inbox.camelContext();
     }
 
     /**
