@@ -15,6 +15,10 @@ import org.apache.camel.support.service.ServiceSupport;
  * (binding a first copy of each bean) and then loads them, destroying that copy before it binds the copy it keeps,
  * all before the context starts. The destroyed copy is closed before it could start, so only the bean bound in the
  * registry ever starts.
+ * <p>
+ * A route step that calls the bean ({@code bean: ref: ...}) stops it with its route and starts it with the route's
+ * next version (Camel's bean step does so for any bean that is a service): a route file saved into a running process
+ * stops and starts the beans its routes call. So {@link #begin()} after {@link #end()} takes again what end gave back.
  */
 public abstract class ContextBean extends ServiceSupport implements CamelContextAware, AutoCloseable {
     private CamelContext camelContext;

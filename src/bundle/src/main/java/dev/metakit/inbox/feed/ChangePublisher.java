@@ -67,9 +67,16 @@ public class ChangePublisher extends ContextBean {
         }
     }
 
-    /** Nothing to take: the first {@link #publishDue()} starts the feed, so a bundle without its poll holds nothing. */
+    /**
+     * Nothing to take: the first {@link #publishDue()} starts the feed, so a bundle without its poll holds nothing. A
+     * start after a stop publishes again: the feed's poll route stops this bean with it, and its new version (a route
+     * file saved into the running process) starts it again.
+     */
     @Override
     protected void begin() {
+        synchronized (this) {
+            stopped = false;
+        }
         if (!inProcess) {
             LOG.info("Feed: the in-process publisher is off (metakit.feed.publisher=external): position_changes is"
                     + " published by what reads it from the WAL (docs/change-feed.md, \"Past one publisher: Debezium\")");
@@ -86,6 +93,8 @@ public class ChangePublisher extends ContextBean {
         synchronized (this) {
             stopped = true;
             p = parts;
+            parts = null; // a start after this one makes new parts at its first poll
+            turns = null;
         }
         if (p == null) {
             return;

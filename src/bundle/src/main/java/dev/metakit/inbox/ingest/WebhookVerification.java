@@ -66,9 +66,15 @@ public class WebhookVerification extends ContextAwareBean implements Processor, 
         secrets(secret, previousSecret);
     }
 
-    /** The dev run's throwaway secret, when neither the settings nor the database hold one. */
+    /**
+     * The dev run's throwaway secret, when neither the settings nor the database hold one: made once per process, so a
+     * bean started again (its route file saved) keeps the secret the dev run printed.
+     */
     @Override
     public void generateSecret() {
+        if (secretGenerated) {
+            return;
+        }
         secret = generateDevSecret();
         secretGenerated = true;
         secrets(secret, null);

@@ -20,6 +20,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -40,9 +41,13 @@ import java.util.stream.Collectors;
  * gives up on meanwhile is what the full reconcile repairs from the REST API once the bundle is complete. Durability
  * holds either way: nothing is answered 2xx without its committed row.</li>
  * </ul>
- * A route stopped or removed later (JMX, the route controller, a failed reload) does the same at once, its ERROR line
- * after {@link #RUNTIME_GRACE_MILLIS} (a reload's brief gap is no news), and the bundle says when it is complete
- * again. The check reads route state on Camel's route events, off the ack path: the store step reads one field.
+ * A route stopped or removed later (JMX, the route controller, a reload that did not bring it back) does the same once
+ * it has been missing or stopped for {@link #RUNTIME_GRACE_MILLIS}: a route file's reload removes and adds its routes
+ * within a second, and while it does the routes left in place go on storing (the inbox table holds what arrives for
+ * the worker and the feed to take up when their routes are back), so a save is no outage and no news. The bundle says
+ * when it is complete again. The check reads route state on Camel's route events (and again while a route is away,
+ * since a route's started event can come before its status says so), off the ack path: the store step reads one
+ * field.
  */
 public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     private static final Logger LOG = LoggerFactory.getLogger(EssentialRoutesCheck.class);
@@ -51,10 +56,12 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     static final String MISSING = "missing";
     static final String STOPPED = "stopped";
     /**
-     * How long a route may be missing or stopped at runtime before the ERROR line: a route file's reload (the dev run)
-     * removes and adds its routes within milliseconds, which is no news. Readiness and the store step do not wait.
+     * How long a route may be missing or stopped at runtime before readiness, the store step and the ERROR line say so:
+     * a route file's reload removes and adds its routes within a second, which is no news.
      */
     public static final long RUNTIME_GRACE_MILLIS = 2000;
+    /** while a route is away, how often its state is read again */
+    private static final long RECHECK_MILLIS = 250;
 
     private String webhookPath;
     private String replaced;
@@ -66,6 +73,9 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     private boolean contextStopping;
     /** the refusal the last ERROR line reported, null when none or the bundle was complete since */
     private String reported;
+    /** System.nanoTime() when a route went away at runtime, while one is away */
+    private Long awaySince;
+    private boolean recheckScheduled;
     private ScheduledExecutorService later;
 
     public EssentialRoutesCheck() {
@@ -122,11 +132,14 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     /** At startup the verdict is told at once. */
     private synchronized void started() {
         contextStarted = true;
-        evaluate();
+        refusal = describe(gaps());
         report();
     }
 
-    /** Reads the routes' state now (readiness and the store step follow it at once); a change is told later. */
+    /**
+     * Reads the routes' state now. At runtime a route away counts once it has been away for the grace (a reload's
+     * gap): until then readiness and the store step go on as before, and the state is read again meanwhile.
+     */
     private synchronized String evaluate() {
         if (contextStopping) {
             return refusal = STOPPING;
@@ -135,19 +148,49 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
         if (!contextStarted || context == null) {
             return refusal = STARTING;
         }
-        Map<String, List<String>> gaps = gaps();
-        String now = gaps.isEmpty() ? null
+        String now = describe(gaps());
+        if (now == null) {
+            awaySince = null;
+            refusal = null;
+            if (reported != null) {
+                LOG.info("metakit-inbox is complete again: every essential route runs");
+                reported = null;
+            }
+            return null;
+        }
+        long t = System.nanoTime();
+        if (awaySince == null) {
+            awaySince = t;
+        }
+        if (refusal != null || t - awaySince >= TimeUnit.MILLISECONDS.toNanos(RUNTIME_GRACE_MILLIS)) {
+            refusal = now;
+            report();
+        }
+        recheck();
+        return refusal;
+    }
+
+    private static String describe(Map<String, List<String>> gaps) {
+        return gaps.isEmpty() ? null
                 : "metakit-inbox is incomplete, "
                 + gaps.entrySet().stream().map(e -> e.getKey() + ": " + String.join(", ", e.getValue()))
                 .collect(Collectors.joining("; "));
-        refusal = now;
-        if (now == null && reported != null) {
-            LOG.info("metakit-inbox is complete again: every essential route runs");
-            reported = null;
-        } else if (now != null && !now.equals(reported) && later != null) {
-            later.schedule(this::report, RUNTIME_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    private void recheck() {
+        if (!recheckScheduled && later != null) {
+            recheckScheduled = true;
+            try {
+                later.schedule(() -> {
+                    synchronized (this) {
+                        recheckScheduled = false;
+                    }
+                    evaluate();
+                }, RECHECK_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                recheckScheduled = false; // closing: the context is going away with its routes
+            }
         }
-        return now;
     }
 
     /** One ERROR line for an incompleteness not told yet: which routes, and how to register each. */
@@ -228,7 +271,7 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
             switch (event.getType()) {
                 case CamelContextStarted -> started();
                 case CamelContextStopping -> stopping();
-                case RouteAdded, RouteRemoved, RouteStarted, RouteStopped -> evaluate();
+                case RouteAdded, RouteRemoved, RouteStarted, RouteStopped, RouteReloaded -> evaluate();
                 default -> {
                 }
             }

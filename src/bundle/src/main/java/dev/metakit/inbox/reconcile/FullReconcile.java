@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Date;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,7 +25,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * calls: {@link #begin} lists the accounts and opens a {@code reconcile_runs} row, the route reconciles them with
  * bounded concurrency, each one reporting back for the progress line, and {@link #finish} records the run's figures.
  * Periodic runs happen once per period across all instances on one database: a run starts only if no other instance
- * started one within the last 90% of the period, by the database's clock.
+ * started one within the last 90% of the period, by the database's clock. The period is the schedule's that fired
+ * (routes/reconcile.camel.yaml: Quartz's {@value #FIRE_TIME} to {@value #NEXT_FIRE_TIME}), so an edited
+ * {@code repeatInterval} or cron is the one that runs; {@code metakit.reconcile.interval} where the trigger does not
+ * say (a {@code timer:} or a one-off call).
  */
 public class FullReconcile {
     private static final Logger LOG = LoggerFactory.getLogger(FullReconcile.class);
@@ -32,6 +36,9 @@ public class FullReconcile {
     public static final String TRIGGER_HEADER = "MetaKitTrigger";
     public static final String PERIODIC = "periodic";
     static final String RUN = "metakitRun";
+    /** the Quartz consumer's headers: when this firing was due and when the next one is */
+    static final String FIRE_TIME = "scheduledFireTime";
+    static final String NEXT_FIRE_TIME = "nextFireTime";
     /** one advisory lock key for "who starts the periodic run" */
     private static final long PERIODIC_LOCK = 0x4d4b_5245_434fL;
 
@@ -64,7 +71,7 @@ public class FullReconcile {
     public List<AccountReconcile> begin(Exchange exchange) throws SQLException {
         String trigger = exchange.getMessage().getHeader(TRIGGER_HEADER, PERIODIC, String.class);
         List<Long> accounts = accounts();
-        Long runId = openRun(trigger, accounts.size());
+        Long runId = openRun(trigger, accounts.size(), periodMillis(exchange));
         if (runId == null) {
             LOG.debug("Periodic reconcile skipped: another instance ran it within this period");
             return List.of();
@@ -128,7 +135,17 @@ public class FullReconcile {
         return new ArrayList<>(all);
     }
 
-    private Long openRun(String trigger, int total) throws SQLException {
+    /** The firing schedule's period (from one firing to the next), or the setting where the trigger gives none. */
+    long periodMillis(Exchange exchange) {
+        Date due = exchange.getMessage().getHeader(FIRE_TIME, Date.class);
+        Date next = exchange.getMessage().getHeader(NEXT_FIRE_TIME, Date.class);
+        if (due != null && next != null && next.after(due)) {
+            return next.getTime() - due.getTime();
+        }
+        return Required.setting(intervalMillis, "metakit.reconcile.interval");
+    }
+
+    private Long openRun(String trigger, int total, long periodMillis) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
@@ -142,8 +159,7 @@ public class FullReconcile {
                     try (PreparedStatement last = c.prepareStatement("select exists (select 1 from reconcile_runs"
                             + " where trigger = ? and started_at > now() - ?::interval)")) {
                         last.setString(1, PERIODIC);
-                        last.setString(2, Required.setting(intervalMillis, "metakit.reconcile.interval") * 9 / 10
-                                + " milliseconds");
+                        last.setString(2, periodMillis * 9 / 10 + " milliseconds");
                         try (ResultSet rs = last.executeQuery()) {
                             rs.next();
                             if (rs.getBoolean(1)) {

@@ -76,10 +76,12 @@ class IncompleteBundleTest {
             String periodic = EssentialRoute.PERIODIC_RECONCILE.routeId();
             inbox.camelContext().getRouteController().stopRoute(periodic);
 
-            HttpResponse<String> ready = inbox.management("/observe/health/ready?data=true");
-            assertThat(ready.statusCode()).isEqualTo(503);
-            assertThat(ready.body()).contains("stopped").contains(periodic);
-            // told after a grace (a reload's brief gap is no news), once
+            // after a grace (a reload's brief gap is no news): readiness, then the one ERROR line
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                HttpResponse<String> ready = inbox.management("/observe/health/ready?data=true");
+                assertThat(ready.statusCode()).isEqualTo(503);
+                assertThat(ready.body()).contains("stopped").contains(periodic);
+            });
             await().atMost(Duration.ofSeconds(10)).until(() ->
                     errors.lines().stream().anyMatch(l -> l.contains("metakit-inbox is incomplete")));
             assertThat(errors.lines()).filteredOn(l -> l.contains("metakit-inbox is incomplete"))

@@ -47,6 +47,8 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
      * decoded, 413 a body over the limit, 500 anything else.
      */
     private static final int[] UNHANDLED_FAILURE_STATUSES = {200, 400, 413, 500};
+    private static final String WEBHOOK_PATH = "metakit.webhook.path";
+    private static final String RETRY_AFTER = "Retry-After";
 
     private final VertxPlatformHttpServerConfiguration configuration;
     private final FrontDoorLimits limits;
@@ -84,6 +86,7 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
         for (int status : UNHANDLED_FAILURE_STATUSES) {
             root.errorHandler(status, this::unhandledFailure);
         }
+        answerRetryWhileTheIngestRouteIsSwapped(camelRouter, root);
 
         // one server per event loop on the same port: Vert.x hands the accepted connections round-robin to them, so
         // HTTP parsing and answering use every core instead of the one loop a single server is bound to
@@ -133,6 +136,31 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
     }
 
     /** Runs instead of Vert.x's ERROR line; Vert.x still answers (when the connection is open) after it. */
+    /**
+     * A reload of the ingest route's file removes the route and adds its new version: in between (under a second) the
+     * webhook's path has no route, or one whose consumer is stopping. A delivery then is answered 503 with
+     * Retry-After, which MetaKit retries, never a 404 it would take for a wrong URL.
+     */
+    private void answerRetryWhileTheIngestRouteIsSwapped(Router camelRouter, Router root) {
+        String webhookPath = getCamelContext().resolvePropertyPlaceholders("{{" + WEBHOOK_PATH + "}}");
+        camelRouter.route(webhookPath).order(Integer.MIN_VALUE).handler(ctx -> {
+            ctx.addHeadersEndHandler(v -> {
+                if (ctx.response().getStatusCode() == 503 && !ctx.response().headers().contains(RETRY_AFTER)) {
+                    ctx.response().putHeader(RETRY_AFTER, "1"); // a consumer that is stopping answers a bare 503
+                }
+            });
+            ctx.next();
+        });
+        root.errorHandler(404, ctx -> {
+            if (webhookPath.equals(ctx.request().path())) {
+                ctx.response().setStatusCode(503).putHeader(RETRY_AFTER, "1").putHeader("Content-Type", "text/plain")
+                        .end("inbox reloading its route, retry later");
+            } else {
+                ctx.response().setStatusCode(404).end();
+            }
+        });
+    }
+
     private void unhandledFailure(RoutingContext ctx) {
         Throwable failure = ctx.failure();
         if (failure instanceof HttpClosedException || ctx.response().closed()) {
