@@ -49,7 +49,8 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json,
     Map<Long, Result> send(Map<Long, List<FeedChange>> batches, LongPredicate maySend, BooleanSupplier running)
             throws InterruptedException {
         Map<Long, Sends> sends = new HashMap<>();
-        int total = batches.values().stream().mapToInt(List::size).sum();
+        // every send answered (or not made), and every account's hand-over over: its count of sends is then known
+        int total = batches.values().stream().mapToInt(List::size).sum() + batches.size();
         CountDownLatch answered = new CountDownLatch(total);
         long stepEnds = System.nanoTime() + STEP_NANOS;
         for (Map.Entry<Long, List<FeedChange>> e : batches.entrySet()) {
@@ -136,13 +137,13 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json,
             answered.countDown();
         }
 
-        /** {@code n} were handed over: the others are answered now (not sent). */
+        /** {@code n} were handed over: the others are answered now (not sent), and the hand-over is over. */
         void handed(int n, boolean stepEnded) {
             synchronized (this) {
                 handed = n;
                 this.stepEnded = stepEnded;
             }
-            for (int i = n; i < errors.length; i++) {
+            for (int i = n; i <= errors.length; i++) {
                 answered.countDown();
             }
         }
