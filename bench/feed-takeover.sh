@@ -6,7 +6,9 @@
 # runnable jar of an earlier checkout, target/metakit-inbox.jar there) and the current one in turn, ROUNDS times:
 #   BEFORE_JAR=/tmp/before/target/metakit-inbox.jar bench/feed-takeover.sh
 #   FAULTS="freeze" ROUNDS=2 bench/feed-takeover.sh            # the current build alone without BEFORE_JAR
-# Extra options go to the bench's main (--seconds 30 --warmup 20 --after 30 --accounts 4 --threads 4 --rate 25).
+#   FAULTS="freeze" BEFORE_JAR=... bench/feed-takeover.sh --receiver-millis 20   # a receiver taking 20 ms per POST
+# Extra options go to the bench's main (--seconds 30 --warmup 20 --after 30 --accounts 4 --threads 4 --rate 25
+# --receiver-millis 0).
 # Figures print as lines starting with "FEED-TAKEOVER", with the load average (the whole output goes to
 # src/runtime/target/feed-takeover.log). The machine is shared: check `uptime` first.
 set -euo pipefail

@@ -30,10 +30,12 @@ import java.util.concurrent.locks.LockSupport;
  * <li>{@code kill}: that instance killed with SIGKILL (not restarted), then {@code --seconds} measured;</li>
  * <li>{@code outage}: the receiver answering 503 to everything for {@code --seconds}.</li>
  * </ul>
- * Then {@code --after} seconds more, the traffic stopped and the feed drained. Prints one {@code FEED-TAKEOVER} line:
- * per account the time from a change written (its {@code reconciled_at}) to the receiver accepting it (max, p99, p50)
- * for every change written from 2 s before the fault to the end, the changes written per second per account during
- * the fault, whether every account's first arrivals are its seqs in order without a gap, and the load average.
+ * Then {@code --after} seconds more, the traffic stopped and the feed drained. {@code --receiver-millis N}: the
+ * receiver answers each POST N ms after it came (a downstream service's own latency; 0, at once, by default). Prints
+ * one {@code FEED-TAKEOVER} line: per account the time from a change written (its {@code reconciled_at}) to the
+ * receiver accepting it (max, p99, p50) for every change written from 2 s before the fault to the end, the changes
+ * written per second per account during the fault, whether every account's first arrivals are its seqs in order
+ * without a gap, and the load average.
  * {@code -Dmetakit.test.jar} chooses the jar (bench/feed-takeover.sh runs the build before beside the current one).
  */
 public final class FeedTakeoverBench {
@@ -42,7 +44,8 @@ public final class FeedTakeoverBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = new HashMap<>(Map.of("--fault", "freeze", "--seconds", "30", "--warmup", "20",
-                "--after", "30", "--accounts", "4", "--threads", "4", "--rate", "25", "--label", "current"));
+                "--after", "30", "--accounts", "4", "--threads", "4", "--rate", "25", "--label", "current",
+                "--receiver-millis", "0"));
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (!opts.containsKey(args[i])) {
                 throw new IllegalArgumentException("unknown option " + args[i] + "; known: " + opts.keySet());
@@ -55,7 +58,9 @@ public final class FeedTakeoverBench {
         OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
         double loadBefore = os.getSystemLoadAverage();
         Path work = Files.createTempDirectory("feed-takeover-bench");
+        long receiverMillis = Long.parseLong(opts.get("--receiver-millis"));
         try (FeedPair pair = new FeedPair(work, accounts)) {
+            pair.outlet().answerAfter(receiverMillis);
             pair.start(Integer.parseInt(opts.get("--threads")), Integer.parseInt(opts.get("--rate")));
             sleep(Duration.ofSeconds(Long.parseLong(opts.get("--warmup"))));
             Map<String, Set<Long>> owned = FeedPair.ownedAccounts();
@@ -92,12 +97,13 @@ public final class FeedTakeoverBench {
             }
             FeedPair.Lags lags = pair.lags(faultAt.minusSeconds(2), trafficEnded);
             Set<Long> victims = owned.getOrDefault(victimId, Set.of());
-            System.out.printf(Locale.ROOT, "FEED-TAKEOVER %s fault=%s %d s (victim %s, owned %s) accounts=%d:"
+            System.out.printf(Locale.ROOT, "FEED-TAKEOVER %s fault=%s %d s (victim %s, owned %s) accounts=%d"
+                            + " receiver %d ms:"
                             + " its accounts' first change accepted from the other instance after the fault at +ms %s;"
                             + " per account written -> accepted ms %s; overall max %d ms; changes/s per account in"
                             + " the fault %s; not accepted %d; in order without a gap: %s; load average %.1f before,"
                             + " %.1f after%n",
-                    opts.get("--label"), fault, length.toSeconds(), victimId, victims, accounts,
+                    opts.get("--label"), fault, length.toSeconds(), victimId, victims, accounts, receiverMillis,
                     firstFromOther(pair, victimId, victims, faultNanos), summary(lags), lags.longest().values().stream().mapToLong(Long::longValue).max()
                             .orElse(0), pair.lags(faultAt, faultAt.plus(length)).perSecond(length),
                     lags.missing().size(), inOrder(pair, accounts), loadBefore, os.getSystemLoadAverage());

@@ -30,6 +30,7 @@ public final class RecordingFeedOutlet implements AutoCloseable {
     private final HttpServer server;
     private final List<Receipt> receipts = new ArrayList<>();
     private volatile boolean refusing;
+    private volatile long answerAfterMillis;
 
     public RecordingFeedOutlet() {
         try {
@@ -52,8 +53,6 @@ public final class RecordingFeedOutlet implements AutoCloseable {
             ex.getRequestBody().readAllBytes();
             String instance = ex.getRequestURI().getPath().substring("/feed/".length());
             String id = ex.getRequestHeaders().getFirst("MetaKitChangeId");
-            long nanos = System.nanoTime();
-            Instant acceptedAt = Instant.now();
             if (id == null || id.indexOf(':') < 0) {
                 ex.sendResponseHeaders(400, -1);
                 return;
@@ -62,6 +61,15 @@ public final class RecordingFeedOutlet implements AutoCloseable {
                 ex.sendResponseHeaders(503, -1);
                 return;
             }
+            if (answerAfterMillis > 0) {
+                try {
+                    Thread.sleep(answerAfterMillis); // a receiver's own latency (a benchmark's), not a wait for a condition
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            long nanos = System.nanoTime();
+            Instant acceptedAt = Instant.now();
             int colon = id.indexOf(':');
             Receipt r = new Receipt(instance, id, Long.parseLong(id.substring(0, colon)),
                     Long.parseLong(id.substring(colon + 1)), nanos, acceptedAt);
@@ -75,6 +83,11 @@ public final class RecordingFeedOutlet implements AutoCloseable {
     /** An outage of the downstream: while {@code true} every change is answered 503 and not taken. */
     public void refuse(boolean refusing) {
         this.refusing = refusing;
+    }
+
+    /** A receiver that is not instant: each change is taken (and answered) {@code millis} after it arrived. */
+    public void answerAfter(long millis) {
+        this.answerAfterMillis = millis;
     }
 
     /** Everything taken so far, in arrival order. */
