@@ -126,8 +126,12 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json,
             return failed;
         }
 
+        /** A send's answer; the first one counts (a producer that throws after it answered has answered). */
         void record(int index, Exception error) {
             synchronized (this) {
+                if (done[index]) {
+                    return;
+                }
                 errors[index] = error;
                 done[index] = true;
             }
