@@ -66,6 +66,11 @@ final class AccountTurns {
         }
     }
 
+    /** Whether accounts wait for a round now (every round busy, or one about to take them). */
+    boolean othersQueued() {
+        return !queued.isEmpty();
+    }
+
     /** The account's turn reads its changes now: the offers made of it so far are answered by that read. */
     void reading(long account) {
         turns.replace(account, true, false);

@@ -166,7 +166,7 @@ public class ChangePublisher extends ContextBean {
                 AccountTurns t = new AccountTurns(concurrency, started.pool(),
                         a -> running() && !started.backoff().backingOff(a));
                 FeedRound round = new FeedRound(dataSource, started, counts, batchSize, this::running, t::reading,
-                        this::offer);
+                        this::offer, t::othersQueued);
                 t.rounds(round::publish);
                 turns = t;
                 parts = started;
@@ -254,7 +254,10 @@ public class ChangePublisher extends ContextBean {
         this.outlet = outlet;
     }
 
-    /** Publishing rounds at once by this instance, each taking every account queued at its start. */
+    /**
+     * Publishing rounds at once by this instance, each taking every account queued at its start, and accounts handing
+     * their changes to the outlet at once.
+     */
     public void setConcurrency(int concurrency) {
         if (concurrency < 1) {
             throw new IllegalArgumentException("METAKIT_FEED_CONCURRENCY must be at least 1, got " + concurrency);

@@ -15,11 +15,13 @@ import java.util.concurrent.TimeUnit;
  * What runs while the in-process publisher publishes ({@link ChangePublisher}): made by its first poll, given back by
  * its stop. Kept apart so the publisher holds the feed's rules and this what they run on.
  */
-record FeedParts(ExecutorService pool, ScheduledExecutorService retries, AsyncProducer producer, OutletBatch outlet,
-                 FeedBackoff backoff, FeedWakeups wakeups, FeedOwnership ownership) {
+record FeedParts(ExecutorService pool, ExecutorService senders, ScheduledExecutorService retries,
+                 AsyncProducer producer, OutletBatch outlet, FeedBackoff backoff, FeedWakeups wakeups,
+                 FeedOwnership ownership) {
 
     /**
-     * Starts the outlet's producer, {@code concurrency} publishing threads and one retry timer (daemons: a stuck send
+     * Starts the outlet's producer, {@code concurrency} threads running rounds, {@code concurrency} threads handing
+     * accounts' changes to the outlet (so that many accounts send at once) and one retry timer (daemons: a stuck send
      * never holds the JVM up); the wakeups are started by the caller once these are in place.
      */
     static FeedParts start(Endpoint outlet, ObjectWriter json, int concurrency, FeedBackoff backoff,
@@ -32,9 +34,10 @@ record FeedParts(ExecutorService pool, ScheduledExecutorService retries, AsyncPr
         }
         ServiceHelper.startService(producer);
         ExecutorService pool = Executors.newFixedThreadPool(concurrency, daemon("metakit-feed-publisher"));
+        ExecutorService senders = Executors.newFixedThreadPool(concurrency, daemon("metakit-feed-sender"));
         ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(daemon("metakit-feed-retry"));
-        return new FeedParts(pool, retries, producer, new OutletBatch(outlet, producer, json), backoff, wakeups,
-                ownership);
+        return new FeedParts(pool, senders, retries, producer, new OutletBatch(outlet, producer, json, senders),
+                backoff, wakeups, ownership);
     }
 
     /**
@@ -48,6 +51,12 @@ record FeedParts(ExecutorService pool, ScheduledExecutorService retries, AsyncPr
         boolean idle = pool.awaitTermination(5, TimeUnit.SECONDS);
         if (!idle) {
             pool.shutdownNow();
+        }
+        // a round ends only once its step's sends are answered: the senders are idle unless a round was cut off
+        senders.shutdown();
+        idle &= senders.awaitTermination(idle ? 1 : 0, TimeUnit.SECONDS);
+        if (!idle) {
+            senders.shutdownNow();
         }
         ServiceHelper.stopService(producer);
         return idle;

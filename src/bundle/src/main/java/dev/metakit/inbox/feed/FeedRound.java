@@ -32,12 +32,18 @@ import java.util.function.LongConsumer;
  * change is never skipped nor overtaken; the account backs off ({@link FeedBackoff}: forgiven by the next success).
  * The other accounts of the round go on.
  *
- * @param reading told of each account just before its changes are first read in the round (the offers made of it
- *                until then are answered by that read)
- * @param offer   offers an account again (its retry after a failure)
+ * <p>A round ends after {@link #BATCHES_PER_TURN} steps, or after any step once other accounts wait for a round (every
+ * round busy): its accounts with changes left queue again behind them, so an account offered meanwhile (taken over from
+ * a frozen instance, or a change on a quiet account while others drain a backlog) waits for one step, not for the end
+ * of the others' backlogs.
+ *
+ * @param reading      told of each account just before its changes are first read in the round (the offers made of
+ *                     it until then are answered by that read)
+ * @param offer        offers an account again (its retry after a failure)
+ * @param othersQueued whether accounts wait for a round now
  */
 record FeedRound(DataSource dataSource, FeedParts parts, FeedCounts counts, int batchSize, BooleanSupplier running,
-                 LongConsumer reading, LongConsumer offer) {
+                 LongConsumer reading, LongConsumer offer, BooleanSupplier othersQueued) {
     private static final Logger LOG = LoggerFactory.getLogger(FeedRound.class);
     /** batches of an account in one round: then the account waits behind the accounts offered meanwhile */
     private static final int BATCHES_PER_TURN = 20;
@@ -71,6 +77,9 @@ record FeedRound(DataSource dataSource, FeedParts parts, FeedCounts counts, int 
         for (int n = 0; n < BATCHES_PER_TURN && !next.isEmpty(); n++) {
             if (!running.getAsBoolean()) {
                 return Set.of(); // the outlet route stops with the context: what is left goes out after the restart
+            }
+            if (n > 0 && othersQueued.getAsBoolean()) {
+                break; // the accounts with changes left queue again, behind those waiting
             }
             confirmLeases(c, leases, next.keySet());
             if (n == 0) {
@@ -154,8 +163,11 @@ record FeedRound(DataSource dataSource, FeedParts parts, FeedCounts counts, int 
             next.put(account, batch.get(confirmed - 1).seq());
         }
         if (confirmed < batch.size()) {
-            if (sent.error() == null && running.getAsBoolean() && !parts.ownership().valid(lease)) {
-                return true; // the lease ran out mid-batch: the next batch's check confirms it or ends the turn
+            if (sent.error() == null && running.getAsBoolean()
+                    && (sent.stepEnded() || !parts.ownership().valid(lease))) {
+                // the step ended (the next one sends the rest), or the lease ran out mid-batch (the next step's check
+                // confirms it or ends the turn)
+                return true;
             }
             if (sent.error() != null) {
                 failed(account, "the outlet did not take change " + batch.get(confirmed).id() + ": "

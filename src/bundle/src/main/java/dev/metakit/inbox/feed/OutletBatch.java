@@ -10,21 +10,36 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongPredicate;
 
 /**
- * Sends batches of changes (each of one account) to the outlet route, asynchronously and in seq order per account:
- * each send is handed to the route before the previous one is confirmed, so an outlet that confirms later (Kafka's
- * producer: acks from the broker, in order per partition, without duplicates or reordering on its retries when
- * idempotent) has every batch in flight at once; an outlet that answers at once (log, HTTP) sends one after the other.
- * Once a send of an account fails no further one of that account is handed over; an account's result is its confirmed
- * prefix: the changes before its first one not confirmed. The accounts are independent of each other.
+ * Sends batches of changes (each of one account) to the outlet route, in seq order per account and the accounts side
+ * by side: each account's batch is handed over by one of the {@code senders} (so an outlet that answers on the
+ * caller's thread, such as HTTP, serves that many accounts at once instead of one after the other), and within an
+ * account each send is handed to the route before the previous one is confirmed, so an outlet that confirms later
+ * (Kafka's producer: acks from the broker, in order per partition, without duplicates or reordering on its retries when
+ * idempotent) has the whole batch in flight at once; one that answers at once sends one after the other, which is as
+ * fast as the account's order allows there.
+ *
+ * <p>A call is one step of the publisher: an account hands over for at most {@link #STEP_NANOS} (and at least one
+ * change), so a step of accounts with long backlogs on a slow outlet ends soon, and its round reads again, marks what
+ * went and takes in what was offered meanwhile. Once a send of an account fails no further one of that account is
+ * handed over; an account's result is its confirmed prefix: the changes before its first one not confirmed. The
+ * accounts are independent of each other.
  */
-record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json) {
-    /** What became of an account's batch: how many changes from its start the outlet confirmed, its first error. */
-    record Result(int confirmed, Exception error) {
+record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json, Executor senders) {
+    /** How long one step hands an account's changes over before it lets its round go on (mark, read, new accounts). */
+    static final long STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+    /**
+     * What became of an account's batch: how many changes from its start the outlet confirmed, its first error, and
+     * whether the step ended before the whole batch was handed over (the rest is the next step's).
+     */
+    record Result(int confirmed, Exception error, boolean stepEnded) {
     }
 
     /**
@@ -34,12 +49,18 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json)
     Map<Long, Result> send(Map<Long, List<FeedChange>> batches, LongPredicate maySend, BooleanSupplier running)
             throws InterruptedException {
         Map<Long, Sends> sends = new HashMap<>();
-        int total = batches.values().stream().mapToInt(List::size).sum();
+        // every send answered (or not made), and every account's hand-over over: its count of sends is then known
+        int total = batches.values().stream().mapToInt(List::size).sum() + batches.size();
         CountDownLatch answered = new CountDownLatch(total);
+        long stepEnds = System.nanoTime() + STEP_NANOS;
         for (Map.Entry<Long, List<FeedChange>> e : batches.entrySet()) {
             Sends account = new Sends(e.getValue().size(), answered);
             sends.put(e.getKey(), account);
-            handOver(e.getValue(), account, () -> maySend.test(e.getKey()));
+            try {
+                senders.execute(() -> handOver(e.getValue(), account, () -> maySend.test(e.getKey()), stepEnds));
+            } catch (RejectedExecutionException stopping) {
+                account.handed(0, false);
+            }
         }
         while (!answered.await(1, TimeUnit.SECONDS)) {
             if (!running.getAsBoolean()) {
@@ -51,24 +72,39 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json)
         return results;
     }
 
-    private void handOver(List<FeedChange> batch, Sends sends, BooleanSupplier maySend) {
+    private void handOver(List<FeedChange> batch, Sends sends, BooleanSupplier maySend, long stepEnds) {
         int handed = 0;
-        for (; handed < batch.size(); handed++) {
-            if (sends.failed() || !maySend.getAsBoolean()) {
-                break; // the rest waits for the resend, which starts at the first change not confirmed
+        boolean stepEnded = false;
+        try {
+            for (; handed < batch.size(); handed++) {
+                if (sends.failed() || !maySend.getAsBoolean()) {
+                    break; // the rest waits for the resend, which starts at the first change not confirmed
+                }
+                if (handed > 0 && System.nanoTime() - stepEnds > 0) {
+                    stepEnded = true;
+                    break;
+                }
+                Exchange exchange;
+                try {
+                    exchange = exchange(batch.get(handed));
+                } catch (JsonProcessingException e) {
+                    sends.record(handed, e);
+                    handed++;
+                    break;
+                }
+                int index = handed;
+                try {
+                    producer.process(exchange, doneSync -> sends.record(index, exchange.getException()));
+                } catch (RuntimeException e) {
+                    // an asynchronous producer answers through the callback; one that throws instead failed the send
+                    sends.record(index, e);
+                    handed++;
+                    break;
+                }
             }
-            Exchange exchange;
-            try {
-                exchange = exchange(batch.get(handed));
-            } catch (JsonProcessingException e) {
-                sends.record(handed, e);
-                handed++;
-                break;
-            }
-            int index = handed;
-            producer.process(exchange, doneSync -> sends.record(index, exchange.getException()));
+        } finally {
+            sends.handed(handed, stepEnded);
         }
-        sends.handed(handed);
     }
 
     /** One account's sends: which were answered and how. */
@@ -78,6 +114,7 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json)
         private final CountDownLatch answered;
         private volatile boolean failed;
         private int handed;
+        private boolean stepEnded;
 
         Sends(int n, CountDownLatch answered) {
             this.errors = new Exception[n];
@@ -89,8 +126,12 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json)
             return failed;
         }
 
+        /** A send's answer; the first one counts (a producer that throws after it answered has answered). */
         void record(int index, Exception error) {
             synchronized (this) {
+                if (done[index]) {
+                    return;
+                }
                 errors[index] = error;
                 done[index] = true;
             }
@@ -100,12 +141,13 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json)
             answered.countDown();
         }
 
-        /** {@code n} were handed over: the others are answered now (not sent). */
-        void handed(int n) {
+        /** {@code n} were handed over: the others are answered now (not sent), and the hand-over is over. */
+        void handed(int n, boolean stepEnded) {
             synchronized (this) {
                 handed = n;
+                this.stepEnded = stepEnded;
             }
-            for (int i = n; i < errors.length; i++) {
+            for (int i = n; i <= errors.length; i++) {
                 answered.countDown();
             }
         }
@@ -121,7 +163,7 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json)
                     error = errors[i];
                 }
             }
-            return new Result(confirmed, confirmed < errors.length ? error : null);
+            return new Result(confirmed, confirmed < errors.length ? error : null, stepEnded);
         }
     }
 

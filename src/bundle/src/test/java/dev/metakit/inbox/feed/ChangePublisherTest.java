@@ -49,6 +49,8 @@ class ChangePublisherTest {
     private final List<Map<String, Object>> received = Collections.synchronizedList(new ArrayList<>());
     private final Map<Long, AtomicInteger> inFlight = new ConcurrentHashMap<>();
     private final AtomicInteger mostInFlightForOneAccount = new AtomicInteger();
+    private final AtomicInteger inFlightAccounts = new AtomicInteger();
+    private final AtomicInteger mostAccountsInFlight = new AtomicInteger();
     private volatile Predicate<String> refuse = id -> false;
     private volatile long sendMillis;
 
@@ -172,6 +174,43 @@ class ChangePublisherTest {
                     LongStream.rangeClosed(1, 15).mapToObj(s -> acc + ":" + s).toList());
         }
         assertThat(a.publishedCount() + b.publishedCount()).isEqualTo(90);
+    }
+
+    @Test
+    void accountsSendSideBySideOnAnOutletThatAnswersOnTheSendingThreadEachInSeqOrder() throws Exception {
+        for (long account = 1; account <= 4; account++) {
+            insertChanges(account, 1, 20);
+        }
+        sendMillis = 20; // an outlet answering on the sending thread, as HTTP does, and not at once
+        ChangePublisher publisher = publisher(4);
+
+        publishUntil(publisher, () ->
+                TestDatabase.scalar("select count(*) from position_changes where published_at is null") == 0);
+
+        assertThat(mostAccountsInFlight.get()).as("accounts with a send under way at once").isGreaterThan(1);
+        assertThat(mostInFlightForOneAccount.get()).isEqualTo(1);
+        for (long account = 1; account <= 4; account++) {
+            long acc = account;
+            assertThat(ids(account)).containsExactlyElementsOf(
+                    LongStream.rangeClosed(1, 20).mapToObj(s -> acc + ":" + s).toList());
+        }
+    }
+
+    @Test
+    void aChangeOfAnotherAccountWaitsForAStepOfABacklogNotForAllOfIt() throws Exception {
+        insertChanges(7, 1, 300);
+        sendMillis = 10; // 300 sends: seconds of backlog, against the step's 250 ms
+        // one round and one sender (the default is 4 of each), so that only the end of a step lets account 8 in
+        ChangePublisher publisher = publisher(1);
+        publishUntil(publisher, () -> !ids(7).isEmpty());
+
+        insertChanges(8, 1, 1);
+        publishUntil(publisher, () -> ids(8).size() == 1);
+
+        assertThat(ids(7)).as("account 7's backlog when account 8's change went out").hasSizeLessThan(300);
+        publishUntil(publisher, () ->
+                TestDatabase.scalar("select count(*) from position_changes where published_at is null") == 0);
+        assertThat(ids(7)).containsExactlyElementsOf(LongStream.rangeClosed(1, 300).mapToObj(s -> "7:" + s).toList());
     }
 
     @Test
@@ -327,6 +366,7 @@ class ChangePublisherTest {
         long account = m.getHeader("MetaKitAccountId", Long.class);
         AtomicInteger n = inFlight.computeIfAbsent(account, a -> new AtomicInteger());
         mostInFlightForOneAccount.accumulateAndGet(n.incrementAndGet(), Math::max);
+        mostAccountsInFlight.accumulateAndGet(inFlightAccounts.incrementAndGet(), Math::max);
         try {
             if (sendMillis > 0) {
                 Thread.sleep(sendMillis); // a slow outlet: widens the window in which a second send would overlap
@@ -338,6 +378,7 @@ class ChangePublisherTest {
                 throw new IllegalStateException("outlet refused");
             }
         } finally {
+            inFlightAccounts.decrementAndGet();
             n.decrementAndGet();
         }
     }

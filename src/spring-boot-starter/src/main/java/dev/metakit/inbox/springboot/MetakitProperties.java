@@ -273,7 +273,10 @@ public class MetakitProperties {
     public static class Feed {
         /** How often the publisher looks for due changes, in milliseconds. */
         private long pollIntervalMillis = 250;
-        /** Publishing rounds at once (each takes every account queued at its start). */
+        /**
+         * Publishing rounds at once (each takes every account queued at its start), and accounts handing their changes
+         * to the outlet at once.
+         */
         private int concurrency = 4;
         /** The first retry's delay after the outlet failed, in milliseconds (doubling). */
         private long backoffBaseMillis = 1000;
