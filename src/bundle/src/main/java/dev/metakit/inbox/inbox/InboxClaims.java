@@ -85,11 +85,13 @@ public class InboxClaims {
             due_accounts as (
                 select k.account_id from walk k
                  -- one probe for a claimable row of the account (LATERAL ... LIMIT 1: never a join over every
-                 -- pending row, which the planner makes of an EXISTS)
+                 -- pending row, which the planner makes of an EXISTS; the order keeps it on the account's index
+                 -- when the statistics say most rows are one account's)
                  cross join lateral (
                      select 1 from webhook_inbox w
                       where w.account_id = k.account_id and""" + CLAIMABLE + """
 
+                      order by w.next_attempt_at
                       limit 1) due
                  -- an account this instance is still working: its new rows wait for the claim after that work
                  where k.account_id <> all(?)
