@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class WorkerUpkeep {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerUpkeep.class);
+
     private final InstanceLiveness liveness;
     private final InboxClaims claims;
     private final WorkInHand workInHand;
