@@ -4,7 +4,6 @@ import dev.metakit.inbox.db.Jdbc;
 
 import javax.sql.DataSource;
 import java.nio.charset.StandardCharsets;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -34,13 +33,15 @@ public class InboxClaims {
     public static final Duration DEFAULT_DEAD_AFTER = Duration.ofSeconds(5);
 
     /*
-     * A claim takes whole accounts. The seed is the next {@code limit} due rows in next_attempt_at order;
-     * the claim is every due row of the seed's accounts, at most {@code maxRows} of them, whole accounts first in the
-     * order the accounts came due, plus the seed's rows without an account. One account's due rows are then one
-     * reconcile, not one per batch they would otherwise be spread over. Both parts lock with SKIP LOCKED and take only
-     * rows that are due and not leased: a row claimed elsewhere, or waiting for its retry, stays where it is. Seed rows
-     * of accounts past the cap are not claimed (their locks end with the statement): the next claim starts with them.
-     * The seed skips accounts backing off ({@link #backOff}) and the accounts the claiming instance is still working.
+     * A claim takes whole accounts, found by account, never by row: a walk over the accounts that have pending rows
+     * (one index probe each on webhook_inbox_pending_account_idx, in account order from where this instance's last
+     * claim stopped, round and round), leaving out accounts backing off (their one row in inbox_account_backoff) and
+     * those this instance is still working, up to {@code limit} accounts with a claimable row. The claim is then
+     * every due row of those accounts, at most {@code maxRows}, whole accounts first in the order the walk met them,
+     * plus up to {@code limit} due rows without an account. So a claim reads one index entry per account it passes,
+     * whatever the backlog of an account backing off: the rows of an account that is not due are never read. Both
+     * parts lock with SKIP LOCKED and take only rows that are due and not leased: a row claimed elsewhere stays where
+     * it is.
      */
     /**
      * A row of {@code webhook_inbox w} a claim may take: due, and not leased, or leased by a boot that no longer beats
@@ -52,47 +53,84 @@ public class InboxClaims {
                  or (w.claim_token is not null
                      and not exists (select 1 from live where live.boot_token = w.claim_token)))""";
 
+    /** The first account with a pending row after {@code after} (and up to the walk's start, on its second lap). */
+    private static String nextAccount(String after, String upToStart) {
+        return """
+                (select w.account_id from webhook_inbox w
+                  where w.processed_at is null and w.failed_at is null and w.account_id\s""" + after + upToStart + """
+
+                  order by w.account_id limit 1)""";
+    }
+
+    private static final String UP_TO_START = " and w.account_id <= (select start from walk_start)";
+
     private static final String CLAIM = """
-            with live as (""" + InstanceLiveness.LIVE_TOKENS + """
+            with recursive live as (""" + InstanceLiveness.LIVE_TOKENS + """
             ),
-            seed as (
-                select w.delivery_key, w.account_id, w.next_attempt_at from webhook_inbox w
-                 where """ + CLAIMABLE + """
-                   -- an account backing off: its rows, those that arrived since its failure too, wait for it
+            walk_start as (select ?::bigint as start),
+            -- the accounts after the walk's start, then (the second lap) those up to it
+            after_start (account_id) as (
+                select""" + nextAccount("> (select start from walk_start)", "") + """
+                union all
+                select""" + nextAccount("> a.account_id", "") + """
+                  from after_start a where a.account_id is not null),
+            up_to_start (account_id) as (
+                select""" + nextAccount(">= -9223372036854775808", UP_TO_START) + """
+                union all
+                select""" + nextAccount("> a.account_id", UP_TO_START) + """
+                  from up_to_start a where a.account_id is not null),
+            walk as (select account_id from after_start where account_id is not null
+                     union all
+                     select account_id from up_to_start where account_id is not null),
+            due_accounts as (
+                select k.account_id from walk k
+                 -- one probe for a claimable row of the account (LATERAL ... LIMIT 1: never a join over every
+                 -- pending row, which the planner makes of an EXISTS; the order keeps it on the account's index
+                 -- when the statistics say most rows are one account's)
+                 cross join lateral (
+                     select 1 from webhook_inbox w
+                      where w.account_id = k.account_id and""" + CLAIMABLE + """
+
+                      order by w.next_attempt_at
+                      limit 1) due
+                 -- an account this instance is still working: its new rows wait for the claim after that work
+                 where k.account_id <> all(?)
+                   -- an account backing off: all its rows, those that arrived since its failure too, wait for it
                    and not exists (select 1 from inbox_account_backoff b
-                                     where b.account_id = w.account_id and b.retry_at > now())
-                   -- an account this instance is still working: its new rows wait for the claim after that work
-                   and (w.account_id is null or w.account_id <> all(?))
-                 order by w.next_attempt_at
-                 limit ?
-                 for update of w skip locked),
-            seed_accounts as (
-                select account_id, min(next_attempt_at) as first_due from seed
-                 where account_id is not null group by account_id
-                 order by first_due, account_id),
+                                     where b.account_id = k.account_id and b.retry_at > now())
+                 limit ?),
             same_accounts as (
-                -- one index scan per account, in the order the accounts came due; the limit stops the scans (and
-                -- their locks) once the cap is reached. LATERAL keeps the planner from joining the whole pending
-                -- set against the accounts (what it did without statistics right after a bulk insert)
-                select k.delivery_key from seed_accounts a
+                -- one index scan per account, in the walk's order; the limit stops the scans (and their locks) once
+                -- the cap is reached
+                select k.delivery_key from due_accounts a
                  cross join lateral (
                      select w.delivery_key from webhook_inbox w
-                      where w.account_id = a.account_id and """ + CLAIMABLE + """
+                      where w.account_id = a.account_id and""" + CLAIMABLE + """
+
                       order by w.next_attempt_at
                       limit ?
                       for update skip locked) k
                  limit ?),
+            without_account as (
+                select w.delivery_key from webhook_inbox w
+                 where w.account_id is null and""" + CLAIMABLE + """
+
+                 order by w.next_attempt_at
+                 limit ?
+                 for update skip locked),
             c as (select delivery_key from same_accounts
-                  union select delivery_key from seed where account_id is null)
+                  union select delivery_key from without_account)
+            -- by key through the primary key, whatever the statistics say (never a join read over the table)
             update webhook_inbox i
                set claimed_by = ?, claim_token = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
-              from c
-             where i.delivery_key = c.delivery_key
+             where i.delivery_key = any(array(select delivery_key from c))
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
                       i.replayed_at is not null""";
 
     private final DataSource dataSource;
     private final Duration deadAfter;
+    /** This instance's walk over the accounts starts after this one (each instance has its own InboxClaims). */
+    private volatile long walkStart = Long.MIN_VALUE;
 
     public InboxClaims(DataSource dataSource) {
         this(dataSource, DEFAULT_DEAD_AFTER);
@@ -104,14 +142,15 @@ public class InboxClaims {
         this.deadAfter = deadAfter;
     }
 
-    /** Claims the due rows of the accounts of the next {@code limit} due rows, at most 10 × {@code limit} rows. */
+    /** Claims the due rows of the next {@code limit} due accounts, at most 10 × {@code limit} rows. */
     public List<InboxRow> claim(Claimant owner, int limit, Duration lease) throws SQLException {
         return claim(owner, limit, 10 * limit, lease);
     }
 
     /**
-     * Claims the due rows of the accounts of the next {@code limit} due rows (in next_attempt_at order), at most
-     * {@code maxRows} of them (plus the seed's rows without an account), each with a lease and one attempt more.
+     * Claims the due rows of the next {@code limit} accounts that have any (in account order, from where the last
+     * claim stopped), at most {@code maxRows} of them, and up to {@code limit} due rows without an account, each with a
+     * lease and one attempt more.
      */
     public List<InboxRow> claim(Claimant owner, int limit, int maxRows, Duration lease) throws SQLException {
         return claim(owner, limit, maxRows, lease, Set.of());
@@ -122,14 +161,17 @@ public class InboxClaims {
             throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
             int cap = Math.max(maxRows, limit);
+            long start = walkStart;
             ps.setString(1, Jdbc.interval(deadAfter));
-            ps.setArray(2, c.createArrayOf("bigint", busyAccounts.toArray()));
-            ps.setInt(3, limit);
-            ps.setInt(4, cap);
+            ps.setLong(2, start);
+            ps.setArray(3, c.createArrayOf("bigint", busyAccounts.toArray()));
+            ps.setInt(4, limit);
             ps.setInt(5, cap);
-            ps.setString(6, owner.instanceId());
-            ps.setObject(7, owner.bootToken());
-            ps.setString(8, Jdbc.interval(lease));
+            ps.setInt(6, cap);
+            ps.setInt(7, limit);
+            ps.setString(8, owner.instanceId());
+            ps.setObject(9, owner.bootToken());
+            ps.setString(10, Jdbc.interval(lease));
             List<InboxRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -142,8 +184,38 @@ public class InboxClaims {
                             rs.getBoolean(7)));
                 }
             }
+            walkStart = nextWalkStart(start, rows, cap);
             return rows;
         }
+    }
+
+    /**
+     * Where the next claim's walk starts: after the last account this one took, in walk order (after {@code start},
+     * then round to it), so every account with due rows has its turn; just before it when the cap may have cut its
+     * rows short, so the next claim takes the rest first.
+     */
+    private static long nextWalkStart(long start, List<InboxRow> rows, int cap) {
+        long last = start;
+        boolean any = false;
+        boolean wrapped = false;
+        int accountRows = 0;
+        for (InboxRow row : rows) {
+            Long account = row.accountId();
+            if (account == null) {
+                continue;
+            }
+            accountRows++;
+            boolean secondLap = account <= start;
+            if (!any || (secondLap && !wrapped) || (secondLap == wrapped && account > last)) {
+                last = account;
+                wrapped = secondLap;
+                any = true;
+            }
+        }
+        if (!any) {
+            return start;
+        }
+        return accountRows >= cap && last > Long.MIN_VALUE ? last - 1 : last;
     }
 
     /**
@@ -173,38 +245,6 @@ public class InboxClaims {
                  where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
             ps.setArray(1, c.createArrayOf("text", keys.toArray()));
             ps.setObject(2, owner.bootToken());
-            return ps.executeUpdate();
-        }
-    }
-
-    /**
-     * Moves the rows that arrived for accounts backing off, and are due by their own time, to their account's retry
-     * time, where the account's earlier rows wait; only for accounts whose retry is more than {@code atLeast} away, at
-     * most {@code max} rows. Without it every claim reads past them (the seed leaves backing-off accounts out row by
-     * row, ~1 µs each): during an API outage with traffic, a pile of the arrival rate times the backoff, read by every
-     * claim. Moving a row costs about as much as ~40 such reads, once. Rows claimed and not yet free stay. Returns how
-     * many it moved.
-     */
-    public int deferWhileBackingOff(Duration atLeast, int max) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                with due as (
-                    select k.delivery_key, b.retry_at from inbox_account_backoff b
-                     cross join lateral (
-                         select w.delivery_key from webhook_inbox w
-                          where w.account_id = b.account_id
-                            and w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
-                            and (w.claimed_until is null or w.claimed_until < now())
-                          order by w.next_attempt_at
-                          limit ?
-                          for update skip locked) k
-                     where b.retry_at > now() + ?::interval
-                     limit ?)
-                update webhook_inbox w set next_attempt_at = due.retry_at
-                  from due
-                 where w.delivery_key = due.delivery_key""")) {
-            ps.setInt(1, max);
-            ps.setString(2, Jdbc.interval(atLeast));
-            ps.setInt(3, max);
             return ps.executeUpdate();
         }
     }
@@ -246,17 +286,21 @@ public class InboxClaims {
         }
     }
 
-    /** What {@link #backOff} did: the account's retry time and the rows it put there. */
-    public record Backoff(Instant retryAt, int claimedRows, int waitingRows) {
+    /**
+     * What {@link #backOff} did: the account's retry time, the claimed rows it gave back, and how many reconciles of
+     * the account have failed in a row (its streak, which a committed reconcile ends).
+     */
+    public record Backoff(Instant retryAt, int claimedRows, int failures) {
     }
 
     /**
      * The account's reconcile failed: the account backs off until {@code delay} from now (or later, if it already
-     * waits longer: a Retry-After is never cut short). Every pending row of the account is put on that time: the
-     * claimed {@code keys} with their lease given back and {@code error}, and the account's other pending rows, not
-     * leased elsewhere, with their attempts and error untouched. Rows of the account that arrive before that time
-     * wait for it too (the claim skips the account). {@code countAttempt=false} also gives the claimed rows' attempt
-     * back (our own misconfiguration, such as a rejected API key, must not use up a delivery's attempts).
+     * waits longer: a Retry-After is never cut short), in its one row of {@code inbox_account_backoff} with its
+     * failure streak and {@code error}. The claimed {@code keys} are given back with {@code error}; no other row of the
+     * account is written: its pending rows, and those that arrive before the retry time, wait because the claim
+     * leaves the account out until then. So a failed retry writes the account's row and the claimed rows, whatever
+     * the account's backlog. {@code countAttempt=false} gives the claimed rows' attempt back and leaves the streak as
+     * it is (our own misconfiguration, such as a rejected API key, must not use up a delivery's attempts).
      * Only when {@code owner} still holds one of {@code workKeys} (the claimed rows of the failed work, {@code keys}
      * and any it failed meanwhile): a boot whose work was taken over leaves the account to the one that took it.
      * Then {@link Backoff#retryAt()} is null and nothing is written.
@@ -265,36 +309,30 @@ public class InboxClaims {
                            String error, Duration delay, boolean countAttempt) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 with b as (
-                    insert into inbox_account_backoff as b (account_id, retry_at)
-                    select ?, now() + ?::interval
+                    insert into inbox_account_backoff as b (account_id, retry_at, failures, last_error)
+                    select ?, now() + ?::interval, ?, ?
                      where exists (select 1 from webhook_inbox where delivery_key = any(?) and claim_token = ?)
-                    on conflict (account_id) do update set retry_at = greatest(b.retry_at, excluded.retry_at)
-                    returning retry_at),
+                    on conflict (account_id) do update set retry_at = greatest(b.retry_at, excluded.retry_at),
+                           failures = b.failures + excluded.failures, last_error = excluded.last_error
+                    returning retry_at, failures),
                 claimed as (
-                    update webhook_inbox w set next_attempt_at = b.retry_at, claimed_by = null, claim_token = null,
-                           claimed_until = null, last_error = ?, attempts = greatest(w.attempts - ?, 0)
-                      from b
+                    update webhook_inbox w set claimed_by = null, claim_token = null, claimed_until = null,
+                           last_error = ?, attempts = greatest(w.attempts - ?, 0)
                      where w.delivery_key = any(?) and w.claim_token = ? and w.processed_at is null
-                    returning 1),
-                waiting as (
-                    update webhook_inbox w set next_attempt_at = b.retry_at
-                      from b
-                     where w.account_id = ? and w.processed_at is null and w.failed_at is null
-                       and w.delivery_key <> all(?)
-                       and (w.claimed_until is null or w.claimed_until < now())
+                       and exists (select 1 from b)
                     returning 1)
-                select (select retry_at from b), (select count(*) from claimed), (select count(*) from waiting)""")) {
-            Array claimedKeys = c.createArrayOf("text", keys.toArray());
+                select (select retry_at from b), (select count(*) from claimed), (select failures from b)""")) {
+            String lastError = truncate(error);
             ps.setLong(1, accountId);
             ps.setString(2, Jdbc.interval(delay));
-            ps.setArray(3, c.createArrayOf("text", workKeys.toArray()));
-            ps.setObject(4, owner.bootToken());
-            ps.setString(5, truncate(error));
-            ps.setInt(6, countAttempt ? 0 : 1);
-            ps.setArray(7, claimedKeys);
-            ps.setObject(8, owner.bootToken());
-            ps.setLong(9, accountId);
-            ps.setArray(10, claimedKeys);
+            ps.setInt(3, countAttempt ? 1 : 0);
+            ps.setString(4, lastError);
+            ps.setArray(5, c.createArrayOf("text", workKeys.toArray()));
+            ps.setObject(6, owner.bootToken());
+            ps.setString(7, lastError);
+            ps.setInt(8, countAttempt ? 0 : 1);
+            ps.setArray(9, c.createArrayOf("text", keys.toArray()));
+            ps.setObject(10, owner.bootToken());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 Timestamp retryAt = rs.getTimestamp(1);

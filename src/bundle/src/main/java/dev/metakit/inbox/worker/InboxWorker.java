@@ -180,7 +180,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
 
     /**
      * The account's reconcile failed: the rows whose own attempts are spent are failed, and the account backs off,
-     * with every pending row of it (claimed or not) waiting for its retry time.
+     * one row of state that holds every pending row of it (claimed or not) back until its retry time.
      */
     public void failed(AccountWork work, Throwable cause) {
         if (outcomeBuffer.closed()) {

@@ -14,8 +14,8 @@ import java.util.List;
 
 /**
  * What becomes of claimed rows, as the {@link Outcome}s that write it: processed; after a failed reconcile, the
- * account backing off with every pending row of it ({@link InboxClaims#backOff}), a row failed once its own attempts
- * are spent; a row no retry can fix (its body) failed at once, a dead letter. Every write counts what it wrote and
+ * account backing off, one row of state that holds every pending row of it back ({@link InboxClaims#backOff}), a row
+ * failed once its own attempts are spent; a row no retry can fix (its body) failed at once, a dead letter. Every write counts what it wrote and
  * what it could not, because another boot had taken the rows over ({@link WorkerCounters}). Deciding writes nothing:
  * the {@link OutcomeBuffer} records the outcome, now or once the database answers, with the delay it decided.
  */
@@ -59,8 +59,8 @@ final class Outcomes {
 
     /**
      * The account's reconcile failed with {@code cause} ({@code error}: its {@link #describe} line): the rows whose own
-     * attempts are spent are failed, and the account backs off, with every pending row of it (claimed or not) waiting
-     * for its retry time. A refused API key is our misconfiguration: the account waits the longest delay and the
+     * attempts are spent are failed, and the account backs off: every pending row of it (claimed or not) waits for its
+     * retry time. A refused API key is our misconfiguration: the account waits the longest delay and the
      * rows get their attempt back.
      */
     Outcome failed(AccountWork work, Throwable cause, String error) {
@@ -90,9 +90,9 @@ final class Outcomes {
             counters.addRetried(backoff.claimedRows());
             counters.fencedIfShort(self, againKeys.size(), backoff.claimedRows(), about);
             if (backoff.retryAt() != null) {
-                LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}, {}), {} more of the account's rows wait"
-                                + " with them: {}", backoff.claimedRows(), delay.toMillis(), attempts,
-                        retryPolicy.maxAttempts(), about, backoff.waitingRows(), error);
+                LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}, {}, its reconcile failed {} times in a"
+                                + " row; its other pending rows wait with them): {}", backoff.claimedRows(),
+                        delay.toMillis(), attempts, retryPolicy.maxAttempts(), about, backoff.failures(), error);
             }
         });
         if (!spent.isEmpty()) {

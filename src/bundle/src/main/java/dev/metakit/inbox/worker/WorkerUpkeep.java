@@ -17,20 +17,10 @@ import java.util.concurrent.TimeUnit;
  * This boot's upkeep, on threads of its own: the heartbeat in {@code inbox_instances} every {@code heartbeatMillis}
  * (when it stops, the boot's claims are free for the others after {@code deadAfterMillis}), and the renewal of the
  * leases of the work in hand every third of a lease, so a drain longer than the lease (a slow API, a large claim) is
- * not taken over by another instance. Between renewals it records the outcomes the database could not take. Every
- * {@link #DEFER_EVERY} it moves the rows that arrived for accounts backing off to their account's retry time
- * ({@link InboxClaims#deferWhileBackingOff}), so claims do not read past them again and again during an API outage.
+ * not taken over by another instance. Between renewals it records the outcomes the database could not take.
  */
 final class WorkerUpkeep {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerUpkeep.class);
-    /** How often the rows arrived for backing-off accounts are moved to their retry time. */
-    static final Duration DEFER_EVERY = Duration.ofSeconds(5);
-    /**
-     * Only for accounts whose retry is further away than this: a row read by a claim per second or more for that long
-     * costs more than moving it once; one whose account retries sooner is left to be claimed with the account.
-     */
-    static final Duration DEFER_WHEN_RETRY_AFTER = Duration.ofSeconds(30);
-    private static final int DEFER_MAX_ROWS = 20_000;
 
     private final InstanceLiveness liveness;
     private final InboxClaims claims;
@@ -45,7 +35,6 @@ final class WorkerUpkeep {
     private volatile long nextRenewal;
     private volatile boolean heartbeatFailing;
     private volatile boolean renewalFailing;
-    private volatile boolean deferFailing;
 
     WorkerUpkeep(InstanceLiveness liveness, InboxClaims claims, WorkInHand workInHand, OutcomeBuffer outcomes,
                  WorkerCounters counters, long heartbeatMillis, long deadAfterMillis, Duration lease) {
@@ -73,7 +62,7 @@ final class WorkerUpkeep {
                 self.instanceId(), self.bootToken(), heartbeatMillis, deadAfterMillis);
         beat();
         // a thread per task: a heartbeat never waits behind a slow write of another
-        threads = Executors.newScheduledThreadPool(3, r -> {
+        threads = Executors.newScheduledThreadPool(2, r -> {
             Thread t = new Thread(r, "metakit-worker-upkeep");
             t.setDaemon(true);
             return t;
@@ -82,8 +71,6 @@ final class WorkerUpkeep {
         nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
         long every = Math.min(heartbeatMillis, renewalPeriod().toMillis());
         threads.scheduleWithFixedDelay(this::recordAndRenew, every, every, TimeUnit.MILLISECONDS);
-        threads.scheduleWithFixedDelay(this::deferWhileBackingOff, DEFER_EVERY.toMillis(), DEFER_EVERY.toMillis(),
-                TimeUnit.MILLISECONDS);
     }
 
     synchronized boolean started() {
@@ -151,27 +138,6 @@ final class WorkerUpkeep {
             if (!renewalFailing) {
                 LOG.warn("Worker cannot renew the lease of {} inbox rows (retrying): {}", keys.size(), e.getMessage());
                 renewalFailing = true;
-            }
-        }
-    }
-
-    /** Moves the rows arrived for accounts backing off (far from their retry) to their retry time. */
-    void deferWhileBackingOff() {
-        try {
-            int moved = claims.deferWhileBackingOff(DEFER_WHEN_RETRY_AFTER, DEFER_MAX_ROWS);
-            if (moved > 0) {
-                LOG.debug("Worker moved {} inbox rows of accounts backing off to their retry time", moved);
-            }
-            if (deferFailing) {
-                LOG.info("Worker moves the rows of accounts backing off again");
-                deferFailing = false;
-            }
-        } catch (SQLException | RuntimeException e) {
-            // nothing is lost meanwhile: claims read past those rows until it works again
-            if (!deferFailing) {
-                LOG.warn("Worker cannot move the rows of accounts backing off to their retry time (retrying every {}"
-                        + " s): {}", DEFER_EVERY.toSeconds(), e.getMessage());
-                deferFailing = true;
             }
         }
     }

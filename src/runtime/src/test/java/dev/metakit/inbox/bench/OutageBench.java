@@ -26,9 +26,8 @@ import java.util.Optional;
  * and the status watch are off (their calls would fail the same way; what is measured is the ingest and the worker's
  * claims). Signed deliveries at a fixed rate over N accounts ({@link SignedLoad}, 4 threads unless {@code --threads}).
  * Every window it prints PostgreSQL's CPU (the server's processes, read from /proc through the backend's parent: an
- * embedded or local server only), the JVM's, the deliveries acked and their p99, and the rows that are due although
- * their account backs off (the rows a claim reads past: those the worker's upkeep has not yet moved to the account's
- * retry time, or whose account retries within 30 s).
+ * embedded or local server only), the JVM's, the deliveries acked and their p99, the pending rows, and those of them
+ * whose account backs off (held back by the account's one row; a claim reads none of them).
  *
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.OutageBench [--seconds 120] [--window-s 10] [--rate 400] [--accounts 100]
@@ -83,8 +82,8 @@ public final class OutageBench {
                     double serverCores = (serverCpu - serverCpu0) / window;
                     serverTotal += serverCpu - serverCpu0;
                     String line = String.format(Locale.ROOT, "%s t=%ds: acked %d (%.0f/s), not acked %d, p99 %.1f ms;"
-                                    + " PostgreSQL %.3f cores, JVM %.3f cores; pending %d, of which due while their"
-                                    + " account backs off %d; accounts backing off %d",
+                                    + " PostgreSQL %.3f cores, JVM %.3f cores; pending %d, of which their account backs"
+                                    + " off %d; accounts backing off %d",
                             o.get("label"), w * window, acked, (double) acked / window, inWindow.size() - acked,
                             SignedLoad.percentileMicros(inWindow, 99) / 1000.0, serverCores,
                             (jvmCpu - jvmCpu0) / window, rows[0], rows[1], rows[2]);
@@ -106,13 +105,12 @@ public final class OutageBench {
         System.exit(0);
     }
 
-    /** Pending rows; of them, those due although their account backs off; the accounts backing off. */
+    /** Pending rows; of them, those whose account backs off; the accounts backing off. */
     private static long[] rows(DataSource ds) throws SQLException {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("""
                 select (select count(*) from webhook_inbox where processed_at is null and failed_at is null),
                        (select count(*) from webhook_inbox w join inbox_account_backoff b using (account_id)
-                         where w.processed_at is null and w.failed_at is null and b.retry_at > now()
-                           and w.next_attempt_at <= now()),
+                         where w.processed_at is null and w.failed_at is null and b.retry_at > now()),
                        (select count(*) from inbox_account_backoff where retry_at > now())""")) {
             rs.next();
             return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
