@@ -152,6 +152,10 @@ public class InboxWorker extends ContextBean {
         long now = System.nanoTime();
         // work held past its limit was lost (a drain cut short): its rows are anyone's again, ours too
         workInHand.giveUpOverdue(now).forEach(outcomeBuffer::forget);
+        if (outcomeBuffer.size() == 0) {
+            // with no outcome waiting, every row of this boot's not in hand is one that nobody works on
+            claimPolicy.giveBackWhatAFailedClaimTook(workInHand.keys());
+        }
         List<InboxRow> rows = claimPolicy.claim(workInHand.accounts());
         if (rows.isEmpty()) {
             return List.of();
