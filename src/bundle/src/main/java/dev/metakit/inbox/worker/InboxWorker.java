@@ -86,8 +86,10 @@ public class InboxWorker extends ContextBean {
     protected void begin() {
         self = Claimant.newBoot(instanceId.isBlank() ? defaultInstanceId() : instanceId.trim());
         claims = new InboxClaims(dataSource, Duration.ofMillis(deadAfterMillis));
-        // an earlier boot of this id silent for two beats is no live sibling: its claims come back at once
-        liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis));
+        // an earlier boot of this id silent for two beats is no live sibling: its claims come back at once; a beat
+        // that takes half of dead-after is dropped and tried again on a new connection
+        liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis),
+                Duration.ofMillis(Math.max(heartbeatMillis, deadAfterMillis / 2)));
         Duration lease = Duration.ofSeconds(leaseSeconds);
         claimPolicy = new ClaimPolicy(claims, self, new TradeEvents(tradeEvents), batchSize, claimMaxRows, lease);
         RetryPolicy retryPolicy = new RetryPolicy(maxAttempts, Duration.ofMillis(backoffBaseMillis),
