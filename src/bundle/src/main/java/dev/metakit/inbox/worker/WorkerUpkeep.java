@@ -14,9 +14,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * This boot's upkeep, on threads of its own: the heartbeat in {@code inbox_instances} every {@code heartbeatMillis}
- * (on a thread and a connection of its own, so no other task or statement delays it)
- * (when it stops, the boot's claims are free for the others after {@code deadAfterMillis}), and the renewal of the
+ * This boot's upkeep, on threads of its own: the heartbeat in {@code inbox_instances} every {@code heartbeatMillis},
+ * on a thread and a connection of its own so that no other task or statement delays it (when it stops, the boot's
+ * claims are free for the others after {@code deadAfterMillis}), and the renewal of the
  * leases of the work in hand every third of a lease, so a drain longer than the lease (a slow API, a large claim) is
  * not taken over by another instance. Between renewals it records the outcomes the database could not take. Every
  * {@link #DEFER_EVERY} it moves the rows that arrived for accounts backing off to their account's retry time
