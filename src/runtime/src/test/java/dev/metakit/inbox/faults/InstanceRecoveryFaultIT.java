@@ -127,13 +127,7 @@ class InstanceRecoveryFaultIT {
 
     @Test
     void aPausedInstancesRowsAreTakenOverWithinTenSecondsAndOnResumingItWritesNothingForThem() throws Exception {
-        InboxProcess paused = instance("inbox-a");
-        InboxProcess survivor = instance("inbox-b");
-        startAll();
-        // the paused-to-be instance's reconciles stay in flight: it holds what it claims
-        metakit.hold((client, account) -> client.equals("inbox-a"));
-        load = new SignedLoad(survivor.webhookUri(), RunningInbox.SECRET, 4, 25, ACCOUNTS).start();
-        await().atMost(Duration.ofSeconds(20)).until(() -> accountsOf(heldBy("inbox-a")).size() >= 2);
+        InboxProcess paused = twoInstancesTheFirstHoldingClaims();
 
         paused.pause();
         long pausedAt = System.nanoTime();
@@ -185,12 +179,7 @@ class InstanceRecoveryFaultIT {
      */
     @Test
     void aStarvedInstanceStaysAliveKeepsItsClaimsAndSaysNothingOfATakeover() throws Exception {
-        InboxProcess starved = instance("inbox-a");
-        InboxProcess survivor = instance("inbox-b");
-        startAll();
-        metakit.hold((client, account) -> client.equals("inbox-a"));
-        load = new SignedLoad(survivor.webhookUri(), RunningInbox.SECRET, 4, 25, ACCOUNTS).start();
-        await().atMost(Duration.ofSeconds(20)).until(() -> accountsOf(heldBy("inbox-a")).size() >= 2);
+        InboxProcess starved = twoInstancesTheFirstHoldingClaims();
         Set<String> held = heldBy("inbox-a");
 
         double[] oldestBeat = {0};
@@ -213,6 +202,21 @@ class InstanceRecoveryFaultIT {
         assertEveryAckedRowProcessedByTheHolderOfItsClaim(acked);
         assertThat(Files.readAllLines(starved.log())).as("the starved instance's log")
                 .noneMatch(line -> line.contains("took them over") || line.contains("heartbeat failed"));
+    }
+
+    /**
+     * Two instances, {@code inbox-a} and {@code inbox-b}, the deliveries sent to {@code inbox-b}; returns {@code inbox-a}
+     * once it holds claimed rows of at least two accounts (the MetaKit double holds its reconciles: it holds what it
+     * claims).
+     */
+    private InboxProcess twoInstancesTheFirstHoldingClaims() {
+        InboxProcess first = instance("inbox-a");
+        InboxProcess survivor = instance("inbox-b");
+        startAll();
+        metakit.hold((client, account) -> client.equals("inbox-a"));
+        load = new SignedLoad(survivor.webhookUri(), RunningInbox.SECRET, 4, 25, ACCOUNTS).start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> accountsOf(heldBy("inbox-a")).size() >= 2);
+        return first;
     }
 
     /** How long ago, on the database's clock, the boot of this instance id last beat. */
