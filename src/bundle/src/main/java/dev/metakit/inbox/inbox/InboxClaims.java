@@ -249,6 +249,23 @@ public class InboxClaims {
         }
     }
 
+    /**
+     * Gives back, with their attempt, the rows {@code owner} holds other than {@code keep}: those of a claim whose
+     * answer never reached it (the connection broke after the commit, as in a failover), which no one works on and
+     * which its heartbeat would otherwise keep for the whole lease. Returns how many.
+     */
+    public int releaseAllBut(Claimant owner, Collection<String> keep) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update webhook_inbox set claimed_by = null, claim_token = null, claimed_until = null,
+                       attempts = greatest(attempts - 1, 0)
+                 where claim_token = ? and processed_at is null and failed_at is null
+                   and delivery_key <> all(?)""")) {
+            ps.setObject(1, owner.bootToken());
+            ps.setArray(2, c.createArrayOf("text", keep.toArray()));
+            return ps.executeUpdate();
+        }
+    }
+
     /** Applied (rows that need no reconcile, or whose reconcile committed): the rows {@code owner} still holds. */
     public int markProcessed(Claimant owner, Collection<String> keys) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""

@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -49,6 +50,8 @@ final class ClaimPolicy {
     private final Duration lease;
     private final MetaKitJson json = new MetaKitJson();
     private volatile boolean claimFailing;
+    /** A claim failed: it may have gone through all the same (the connection broke after its commit). */
+    private volatile boolean claimInDoubt;
 
     ClaimPolicy(InboxClaims claims, Claimant self, TradeEvents trade, int batchSize, int maxRows, Duration lease) {
         this.claims = claims;
@@ -65,6 +68,7 @@ final class ClaimPolicy {
         try {
             rows = claims.claim(self, batchSize, maxRows, lease, busyAccounts);
         } catch (SQLException e) {
+            claimInDoubt = true;
             // the poll runs every second: one line per outage, not a stack trace per poll
             if (!claimFailing) {
                 LOG.warn("Worker cannot claim inbox rows (retrying every poll, quiet until it works again): {}",
@@ -78,6 +82,31 @@ final class ClaimPolicy {
             claimFailing = false;
         }
         return rows;
+    }
+
+    /**
+     * After a claim that failed, gives back the rows it may have claimed all the same: a statement whose commit went
+     * through but whose answer was lost (the connection broke, as when a primary dies) leaves rows claimed by this
+     * boot that nobody works on, and its heartbeat would keep them for the whole lease. Every row this boot holds
+     * but {@code keysInHand} is such a row, as long as no outcome is waiting for the database (the caller's to
+     * check): the rows are due again at once, with their attempt back. Tried again at the next call if the database
+     * still does not answer.
+     */
+    void giveBackWhatAFailedClaimTook(Collection<String> keysInHand) {
+        if (!claimInDoubt) {
+            return;
+        }
+        try {
+            int given = claims.releaseAllBut(self, keysInHand);
+            claimInDoubt = false;
+            if (given > 0) {
+                LOG.info("Worker gave back {} inbox rows claimed by a claim whose answer it never got (the"
+                        + " connection broke after its commit): they are claimed again", given);
+            }
+        } catch (SQLException e) {
+            LOG.debug("Worker cannot give back what a failed claim took yet (retrying at the next claim): {}",
+                    e.getMessage());
+        }
     }
 
     /** Sorts claimed rows by what becomes of them: by the event name stored with the row, and the body's account. */

@@ -86,8 +86,10 @@ public class InboxWorker extends ContextBean implements Heartbeat {
     protected void begin() {
         self = Claimant.newBoot(InstanceId.of(instanceId));
         claims = new InboxClaims(dataSource, Duration.ofMillis(deadAfterMillis));
-        // an earlier boot of this id silent for two beats is no live sibling: its claims come back at once
-        liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis));
+        // an earlier boot of this id silent for two beats is no live sibling: its claims come back at once; a beat
+        // that takes half of dead-after is dropped and tried again on a new connection
+        liveness = new InstanceLiveness(dataSource, self, Duration.ofMillis(2 * heartbeatMillis),
+                Duration.ofMillis(Math.max(heartbeatMillis, deadAfterMillis / 2)));
         Duration lease = Duration.ofSeconds(leaseSeconds);
         claimPolicy = new ClaimPolicy(claims, self, new TradeEvents(tradeEvents), batchSize, claimMaxRows, lease);
         RetryPolicy retryPolicy = new RetryPolicy(maxAttempts, Duration.ofMillis(backoffBaseMillis),
@@ -152,6 +154,10 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         long now = System.nanoTime();
         // work held past its limit was lost (a drain cut short): its rows are anyone's again, ours too
         workInHand.giveUpOverdue(now).forEach(outcomeBuffer::forget);
+        if (outcomeBuffer.size() == 0) {
+            // with no outcome waiting, every row of this boot's not in hand is one that nobody works on
+            claimPolicy.giveBackWhatAFailedClaimTook(workInHand.keys());
+        }
         List<InboxRow> rows = claimPolicy.claim(workInHand.accounts());
         if (rows.isEmpty()) {
             return List.of();

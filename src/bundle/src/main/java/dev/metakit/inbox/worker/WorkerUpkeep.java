@@ -14,8 +14,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * This boot's upkeep, on threads of its own: the heartbeat in {@code inbox_instances} every {@code heartbeatMillis}
- * (when it stops, the boot's claims are free for the others after {@code deadAfterMillis}), and the renewal of the
+ * This boot's upkeep, on threads of its own: the heartbeat in {@code inbox_instances} every {@code heartbeatMillis},
+ * on a thread and a connection of its own so that no other task or statement delays it (when it stops, the boot's
+ * claims are free for the others after {@code deadAfterMillis}), and the renewal of the
  * leases of the work in hand every third of a lease, so a drain longer than the lease (a slow API, a large claim) is
  * not taken over by another instance. Between renewals it records the outcomes the database could not take.
  */
@@ -31,6 +32,7 @@ final class WorkerUpkeep {
     private final long deadAfterMillis;
     private final Duration lease;
 
+    private ScheduledExecutorService heartbeat;
     private ScheduledExecutorService threads;
     private volatile long nextRenewal;
     private volatile boolean heartbeatFailing;
@@ -61,16 +63,23 @@ final class WorkerUpkeep {
         LOG.info("Worker instance {} boot {}: heartbeat every {} ms, its claims free for others {} ms after its last",
                 self.instanceId(), self.bootToken(), heartbeatMillis, deadAfterMillis);
         beat();
-        // a thread per task: a heartbeat never waits behind a slow write of another
-        threads = Executors.newScheduledThreadPool(2, r -> {
-            Thread t = new Thread(r, "metakit-worker-upkeep");
-            t.setDaemon(true);
-            return t;
-        });
-        threads.scheduleWithFixedDelay(this::beat, heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS);
+        // the heartbeat on a thread of its own (and its own connection: InstanceLiveness), never behind another task
+        heartbeat = Executors.newSingleThreadScheduledExecutor(
+                // a hint only (JVMs on Linux mostly ignore it): the beat is what keeps this boot's claims
+                r -> daemon(r, "metakit-worker-heartbeat", Thread.MAX_PRIORITY));
+        heartbeat.scheduleWithFixedDelay(this::beat, heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS);
+        threads = Executors.newSingleThreadScheduledExecutor(
+                r -> daemon(r, "metakit-worker-upkeep", Thread.NORM_PRIORITY));
         nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
         long every = Math.min(heartbeatMillis, renewalPeriod().toMillis());
         threads.scheduleWithFixedDelay(this::recordAndRenew, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    private static Thread daemon(Runnable r, String name, int priority) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        t.setPriority(priority);
+        return t;
     }
 
     synchronized boolean started() {
@@ -82,8 +91,10 @@ final class WorkerUpkeep {
         if (threads == null) {
             return;
         }
+        heartbeat.shutdownNow();
         threads.shutdownNow();
         try {
+            heartbeat.awaitTermination(2 * heartbeatMillis, TimeUnit.MILLISECONDS);
             threads.awaitTermination(2 * heartbeatMillis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -43,6 +43,9 @@ class InstanceRecoveryFaultIT {
     private static final int ACCOUNTS = 10;
     private static final Duration RECOVERY = Duration.ofSeconds(10);
     private static final Duration PAUSE = Duration.ofSeconds(30);
+    /** The liveness bound, metakit.worker.dead-after-millis's default. */
+    private static final Duration DEAD_AFTER = Duration.ofSeconds(5);
+    private static final Duration STARVED = DEAD_AFTER.multipliedBy(4);
     private static final Pattern RECONCILED = Pattern.compile("Reconciled account (\\d+):");
 
     @TempDir
@@ -124,13 +127,7 @@ class InstanceRecoveryFaultIT {
 
     @Test
     void aPausedInstancesRowsAreTakenOverWithinTenSecondsAndOnResumingItWritesNothingForThem() throws Exception {
-        InboxProcess paused = instance("inbox-a");
-        InboxProcess survivor = instance("inbox-b");
-        startAll();
-        // the paused-to-be instance's reconciles stay in flight: it holds what it claims
-        metakit.hold((client, account) -> client.equals("inbox-a"));
-        load = new SignedLoad(survivor.webhookUri(), RunningInbox.SECRET, 4, 25, ACCOUNTS).start();
-        await().atMost(Duration.ofSeconds(20)).until(() -> accountsOf(heldBy("inbox-a")).size() >= 2);
+        InboxProcess paused = twoInstancesTheFirstHoldingClaims();
 
         paused.pause();
         long pausedAt = System.nanoTime();
@@ -172,6 +169,69 @@ class InstanceRecoveryFaultIT {
                         + " %d ms after the pause; no write by the resumed instance for any of them%n",
                 PAUSE.toSeconds(), orphans.size(), freedRows.size(), freedMillis, contestedRows.size(), contested,
                 contestedMillis);
+    }
+
+    /**
+     * Starved, not frozen: for four times dead-after the instance runs 100 ms in every 400 (SIGSTOP 300 ms, SIGCONT
+     * 100 ms), a quarter of the time, as on a host with more work than cores or in a throttled container, while it
+     * holds claims (its reconciles held by the MetaKit double until its API timeout). Its heartbeat stays younger than
+     * dead-after on the database's clock all along, so the survivor takes none of its rows over, and it says nothing
+     * of a takeover.
+     */
+    @Test
+    void aStarvedInstanceStaysAliveKeepsItsClaimsAndSaysNothingOfATakeover() throws Exception {
+        InboxProcess starved = twoInstancesTheFirstHoldingClaims();
+
+        double[] oldestBeat = {0};
+        try (AutoCloseable starving = starved.starve(Duration.ofMillis(300), Duration.ofMillis(100))) {
+            FaultWindow.holdFor(STARVED, "the starved instance's heartbeat younger than dead-after (5 s), none of its"
+                    + " claims taken over", () -> {
+                double age = heartbeatAgeSeconds("inbox-a");
+                oldestBeat[0] = Math.max(oldestBeat[0], age);
+                return age < DEAD_AFTER.toMillis() / 1000.0 && claimsTakenOver("inbox-a", "inbox-b") == 0;
+            });
+        }
+        metakit.release();
+
+        Set<String> acked = SignedLoad.ackedKeys(load.stop());
+        long takenOver = claimsTakenOver("inbox-a", "inbox-b");
+        System.out.printf("FAULT recovery starved (SIGSTOP 300 ms / SIGCONT 100 ms for %d s): oldest heartbeat seen"
+                + " %.1f s; rows taken over from it %d%n", STARVED.toSeconds(), oldestBeat[0], takenOver);
+        assertThat(takenOver).as("rows claimed by the survivor while the starved instance's claim was on them")
+                .isZero();
+        assertEveryAckedRowProcessedByTheHolderOfItsClaim(acked);
+        assertThat(Files.readAllLines(starved.log())).as("the starved instance's log")
+                .noneMatch(line -> line.contains("took them over") || line.contains("heartbeat failed"));
+    }
+
+    /**
+     * How many rows {@code by} claimed while {@code from}'s claim was on them: a takeover (the rows {@code from} gave
+     * back, processed or failed carry no claim any more).
+     */
+    private static long claimsTakenOver(String from, String by) {
+        return TestDatabase.scalar("select count(*) from test_inbox_audit where kind = 'claim' and instance = '" + by
+                + "' and prev_claimed_by = '" + from + "'");
+    }
+
+    /**
+     * Two instances, {@code inbox-a} and {@code inbox-b}, the deliveries sent to {@code inbox-b}; returns {@code inbox-a}
+     * once it holds claimed rows of at least two accounts (the MetaKit double holds its reconciles: it holds what it
+     * claims).
+     */
+    private InboxProcess twoInstancesTheFirstHoldingClaims() {
+        InboxProcess first = instance("inbox-a");
+        InboxProcess survivor = instance("inbox-b");
+        startAll();
+        metakit.hold((client, account) -> client.equals("inbox-a"));
+        load = new SignedLoad(survivor.webhookUri(), RunningInbox.SECRET, 4, 25, ACCOUNTS).start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> accountsOf(heldBy("inbox-a")).size() >= 2);
+        return first;
+    }
+
+    /** How long ago, on the database's clock, the boot of this instance id last beat. */
+    private static double heartbeatAgeSeconds(String instance) {
+        return Double.parseDouble(TestDatabase.text("select extract(epoch from now() - max(heartbeat_at))::text"
+                + " from inbox_instances where instance_id = '" + instance + "'"));
     }
 
     /** An instance as an operator runs it: the defaults, its own instance id; its connections named after it. */

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -119,6 +120,25 @@ public final class InboxProcess implements AutoCloseable {
     /** SIGCONT after {@link #pause()}: the process goes on where it stood, unaware of the time that passed. */
     public void resume() throws IOException, InterruptedException {
         signal("CONT");
+    }
+
+    /**
+     * Starves the process until the returned handle is closed: SIGSTOP for {@code stopped}, then SIGCONT for
+     * {@code running}, over and over, as a CPU quota or a host with more work than cores does. The cycle runs in a
+     * shell loop of its own, so it keeps its pace whatever the test JVM does; closing the handle ends the loop and
+     * leaves the process running.
+     */
+    public AutoCloseable starve(Duration stopped, Duration running) throws IOException {
+        long pid = process.pid();
+        Process cycle = new ProcessBuilder("bash", "-c", String.format(Locale.ROOT,
+                "trap 'kill -CONT %d; exit 0' TERM; while :; do kill -STOP %d; sleep %.3f; kill -CONT %d; sleep %.3f;"
+                        + " done", pid, pid, stopped.toMillis() / 1000.0, pid, running.toMillis() / 1000.0))
+                .inheritIO().start();
+        return () -> {
+            cycle.destroy();
+            cycle.waitFor(10, TimeUnit.SECONDS);
+            resume();
+        };
     }
 
     private void signal(String name) throws IOException, InterruptedException {
