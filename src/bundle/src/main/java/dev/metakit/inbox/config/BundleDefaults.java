@@ -3,6 +3,7 @@ package dev.metakit.inbox.config;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Ordered;
 import org.apache.camel.spi.ContextServicePlugin;
+import org.apache.camel.spi.PropertiesComponent;
 import org.apache.camel.spi.PropertiesSource;
 
 import java.io.IOException;
@@ -32,7 +33,8 @@ public final class BundleDefaults implements ContextServicePlugin {
                 return;
             }
         }
-        context.getPropertiesComponent().addPropertiesSource(new Source(load()));
+        PropertiesComponent properties = context.getPropertiesComponent();
+        properties.addPropertiesSource(new Source(load(), properties));
     }
 
     /** The defaults as the bundle's jar ships them. */
@@ -49,7 +51,12 @@ public final class BundleDefaults implements ContextServicePlugin {
         return defaults;
     }
 
-    private record Source(Properties defaults) implements PropertiesSource, Ordered {
+    /**
+     * Camel reads a context's initial properties (a host's {@code Main.addInitialProperty}, a test's) after every
+     * properties source: this one answers with them where they name the key, so a default never hides what the host
+     * set there.
+     */
+    private record Source(Properties defaults, PropertiesComponent properties) implements PropertiesSource, Ordered {
         @Override
         public String getName() {
             return "metakit-inbox defaults";
@@ -57,6 +64,11 @@ public final class BundleDefaults implements ContextServicePlugin {
 
         @Override
         public String getProperty(String name) {
+            Properties initial = properties instanceof org.apache.camel.component.properties.PropertiesComponent camels
+                    ? camels.getInitialProperties() : null;
+            if (initial != null && initial.containsKey(name)) {
+                return initial.getProperty(name);
+            }
             return defaults.getProperty(name);
         }
 
