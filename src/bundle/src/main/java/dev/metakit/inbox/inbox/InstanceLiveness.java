@@ -44,6 +44,8 @@ public class InstanceLiveness {
     private volatile boolean registered;
     /** The beats' own connection (null until the first beat, and after one failed). */
     private Connection beating;
+    private boolean lentAutoCommit; // guarded by this, with beating
+    private int lentNetworkTimeout; // guarded by this, with beating
 
     /**
      * {@code quietEarlierBoot}: how long an earlier boot of the same instance id must have been silent for this boot
@@ -102,6 +104,8 @@ public class InstanceLiveness {
         if (beating == null) {
             Connection c = dataSource.getConnection();
             try {
+                lentAutoCommit = c.getAutoCommit();
+                lentNetworkTimeout = c.getNetworkTimeout();
                 c.setAutoCommit(true);
                 c.setNetworkTimeout(Runnable::run, Math.toIntExact(beatTimeout.toMillis()));
             } catch (SQLException | RuntimeException e) {
@@ -116,6 +120,13 @@ public class InstanceLiveness {
     private void dropBeatingConnection() {
         if (beating == null) {
             return;
+        }
+        try {
+            // a host's pool may not reset what the beat set: the connection goes back as it was lent
+            beating.setNetworkTimeout(Runnable::run, lentNetworkTimeout);
+            beating.setAutoCommit(lentAutoCommit);
+        } catch (SQLException | RuntimeException ignored) {
+            // a broken connection: closed below, and the pool discards it
         }
         try {
             beating.close();

@@ -4,6 +4,7 @@ import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.metakit.MetaKitApiException;
+import dev.metakit.inbox.support.OneConnection;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
@@ -123,6 +124,26 @@ class InstanceLivenessTest {
         takenOver.forEach(survivor::completed);
         assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null")).isEqualTo(3);
         assertThat(survivor.fencedCount()).isZero();
+    }
+
+    @Test
+    void theHeartbeatGivesAHostsConnectionBackAsItWasLent() throws Exception {
+        // a host's pool that resets nothing on return: every borrow is the one connection, as it was left
+        try (java.sql.Connection connection = TestDatabase.dataSource().getConnection()) {
+            connection.setAutoCommit(false);
+            int lentTimeout = connection.getNetworkTimeout();
+            InstanceLiveness liveness = new InstanceLiveness(new OneConnection(connection).dataSource(),
+                    new Claimant("node-h", UUID.randomUUID()), Duration.ofSeconds(15));
+            liveness.beat();
+            assertThat(connection.getNetworkTimeout()).as("the beat's own timeout while it beats")
+                    .isNotEqualTo(lentTimeout);
+
+            liveness.leave();
+
+            assertThat(connection.getNetworkTimeout()).isEqualTo(lentTimeout);
+            assertThat(connection.getAutoCommit()).isFalse();
+            connection.rollback();
+        }
     }
 
     @Test

@@ -87,7 +87,7 @@ class LostClaimAnswerTest {
     private DataSource losingAnswers(DataSource real) {
         return proxy(DataSource.class, real, (method, args, result) -> method.getName().equals("getConnection")
                 ? proxy(Connection.class, result, (m, a, statement) -> m.getName().equals("prepareStatement")
-                        && ((String) a[0]).contains("seed as (") ? losingItsAnswer((PreparedStatement) statement)
+                        && ((String) a[0]).contains("due_accounts as (") ? losingItsAnswer((PreparedStatement) statement)
                         : statement)
                 : result);
     }
