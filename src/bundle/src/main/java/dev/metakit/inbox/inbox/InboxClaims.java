@@ -235,6 +235,23 @@ public class InboxClaims {
     }
 
     /**
+     * How many of {@code keys} another boot holds now: rows an outcome write of {@code owner} missed were either taken
+     * over (held by another) or already settled or given back (an earlier write of this boot whose answer was lost).
+     */
+    public int heldByOthers(Claimant owner, Collection<String> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                select count(*) from webhook_inbox
+                 where delivery_key = any(?) and claim_token is not null and claim_token <> ?""")) {
+            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+            ps.setObject(2, owner.bootToken());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /**
      * Gives the claims of {@code keys} that {@code owner} still holds back, with their attempt: the rows are due again
      * at once, for anyone (an instance stopping with work it could not finish). Returns how many.
      */

@@ -43,7 +43,7 @@ final class Outcomes {
         return new Outcome(null, keys.size() + " rows needing no reconcile", List.of(() -> {
             int n = claims.markProcessed(self, keys);
             counters.addProcessed(n);
-            counters.fencedIfShort(self, keys.size(), n, "rows needing no reconcile");
+            counters.fencedIfShort(self, keys, n, "rows needing no reconcile", claims);
         }));
     }
 
@@ -53,7 +53,7 @@ final class Outcomes {
         return new Outcome(work.accountId(), about, List.of(() -> {
             int n = claims.markProcessed(self, work.accountId(), work.keys());
             counters.addProcessed(n);
-            counters.fencedIfShort(self, work.rows().size(), n, about);
+            counters.fencedIfShort(self, work.keys(), n, about, claims);
         }));
     }
 
@@ -70,7 +70,7 @@ final class Outcomes {
             return new Outcome(work.accountId(), about, List.of(() -> {
                 InboxClaims.Backoff b = claims.backOff(self, work.accountId(), work.keys(), work.keys(), error,
                         sinceDecided(unauthorizedDelay, decidedAt), false);
-                counters.fencedIfShort(self, work.rows().size(), b.claimedRows(), about);
+                counters.fencedIfShort(self, work.keys(), b.claimedRows(), about, claims);
             }));
         }
         List<InboxRow> again = new ArrayList<>();
@@ -88,7 +88,7 @@ final class Outcomes {
             InboxClaims.Backoff backoff = claims.backOff(self, work.accountId(), work.keys(), againKeys, error,
                     sinceDecided(delay, decidedAt), true);
             counters.addRetried(backoff.claimedRows());
-            counters.fencedIfShort(self, againKeys.size(), backoff.claimedRows(), about);
+            counters.fencedIfShort(self, againKeys, backoff.claimedRows(), about, claims);
             if (backoff.retryAt() != null) {
                 LOG.info("Retrying {} inbox rows in {} ms (attempt {} of {}, {}, its reconcile failed {} times in a"
                                 + " row; its other pending rows wait with them): {}", backoff.claimedRows(),
@@ -100,7 +100,7 @@ final class Outcomes {
             steps.add(() -> {
                 int n = claims.markFailed(self, spentKeys, error);
                 counters.addFailed(n);
-                counters.fencedIfShort(self, spentKeys.size(), n, about);
+                counters.fencedIfShort(self, spentKeys, n, about, claims);
                 // one line for the account, not one per row: a long outage fails thousands of rows at once
                 if (spent.size() == 1) {
                     LOG.warn("Inbox row {} failed after {} attempts ({}): {}", spentKeys.get(0),
@@ -129,7 +129,7 @@ final class Outcomes {
             int n = claims.markFailed(self, List.of(row.key()), error);
             counters.addFailed(n);
             counters.addDeadLettered(reason, n);
-            counters.fencedIfShort(self, 1, n, about);
+            counters.fencedIfShort(self, List.of(row.key()), n, about, claims);
             if (n > 0) {
                 LOG.warn("Inbox row {} dead-lettered at attempt {} ({}): {}", row.key(), row.attempts(), about, error);
             }

@@ -1,9 +1,12 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxClaims;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.sql.SQLException;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -34,16 +37,36 @@ final class WorkerCounters {
     void addDeadLettered(PoisonReason reason, int rows) { deadLettered.get(reason).addAndGet(rows); }
 
     /**
-     * A write of {@code self} on {@code expected} claimed rows took {@code written}: the others had been taken over
-     * by another instance while this one was not beating. They are counted as fenced, and said in one line.
+     * A write of {@code self} on the claimed rows {@code keys} took {@code written}. Of the others, those another boot
+     * holds now were taken over while this one was not beating: counted as fenced and said at WARN. The rest were
+     * settled or given back meanwhile (an earlier write of this boot whose answer was lost, as in a failover; or an
+     * instance that took them over and finished them): said at INFO, as nothing is wrong now.
      */
-    void fencedIfShort(Claimant self, int expected, int written, String about) {
-        int lost = expected - written;
-        if (lost > 0) {
-            fenced.addAndGet(lost);
+    void fencedIfShort(Claimant self, Collection<String> keys, int written, String about, InboxClaims claims) {
+        int missed = keys.size() - written;
+        if (missed <= 0) {
+            return;
+        }
+        int takenOver;
+        try {
+            takenOver = claims.heldByOthers(self, keys);
+        } catch (SQLException | RuntimeException e) {
+            fenced.addAndGet(missed);
+            LOG.warn("Worker boot {} no longer holds {} of {} inbox rows it claimed ({}); who holds them could not be"
+                    + " read ({}); nothing written for them", self.bootToken(), missed, keys.size(), about,
+                    e.getMessage());
+            return;
+        }
+        if (takenOver > 0) {
+            fenced.addAndGet(takenOver);
             LOG.warn("Worker boot {} no longer holds {} of {} inbox rows it claimed ({}): another instance took them"
-                    + " over while this one was not beating; nothing written for them", self.bootToken(), lost,
-                    expected, about);
+                    + " over while this one was not beating; nothing written for them", self.bootToken(), takenOver,
+                    keys.size(), about);
+        }
+        if (missed > takenOver) {
+            LOG.info("Worker boot {} found {} of {} inbox rows it claimed ({}) already settled or given back (an"
+                    + " earlier write whose answer was lost, or an instance that took them over and finished them);"
+                    + " nothing written for them", self.bootToken(), missed - takenOver, keys.size(), about);
         }
     }
 

@@ -139,7 +139,7 @@ final class WorkerUpkeep {
         }
         try {
             int renewed = claims.renew(liveness.self(), keys, lease);
-            counters.fencedIfShort(liveness.self(), keys.size(), renewed, "lease renewal");
+            counters.fencedIfShort(liveness.self(), keys, renewed, "lease renewal", claims);
             if (renewalFailing) {
                 LOG.info("Worker renews its leases again");
                 renewalFailing = false;

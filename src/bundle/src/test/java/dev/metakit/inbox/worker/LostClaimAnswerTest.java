@@ -1,7 +1,9 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
+import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -15,12 +17,14 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static dev.metakit.inbox.worker.ClaimedRows.trade;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A failover's in-doubt claim, deterministically: the claim's statement commits on the server and its answer is lost
@@ -30,7 +34,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * of one statement is dropped, as a broken connection drops it. Default settings.
  */
 class LostClaimAnswerTest {
-    private final AtomicBoolean loseTheNextClaimsAnswer = new AtomicBoolean();
+    /** the claim's statement, found by its walk over due accounts */
+    private static final String CLAIM = "due_accounts as (";
+    /** the account's outcome: its rows processed */
+    private static final String PROCESSED = "set processed_at = now()";
+    /** the statement whose next answer is lost, by a part of its text */
+    private final AtomicReference<String> loseTheNextAnswerOf = new AtomicReference<>();
     private InboxWorker worker;
 
     @BeforeEach
@@ -51,7 +60,7 @@ class LostClaimAnswerTest {
         trade("f-1", 1, 100);
         trade("f-2", 1, 100);
         trade("f-3", 2, 200);
-        loseTheNextClaimsAnswer.set(true);
+        loseTheNextAnswerOf.set(CLAIM);
         assertThat(worker.claim()).as("the claim whose answer was lost").isEmpty();
         assertThat(scalar("select count(*) from webhook_inbox where claim_token = '"
                 + worker.claimant().bootToken() + "' and claimed_until > now() + interval '60 seconds'"))
@@ -73,7 +82,7 @@ class LostClaimAnswerTest {
         List<AccountWork> inHand = worker.claim();
         assertThat(inHand).hasSize(1);
         trade("h-2", 2, 200);
-        loseTheNextClaimsAnswer.set(true);
+        loseTheNextAnswerOf.set(CLAIM);
         assertThat(worker.claim()).isEmpty();
 
         assertThat(worker.claim()).flatExtracting(AccountWork::keys).containsExactly("h-2");
@@ -83,19 +92,45 @@ class LostClaimAnswerTest {
         assertThat(worker.fencedCount()).isZero();
     }
 
-    /** The claim's statement runs and commits; its answer is lost once when asked, as a broken connection loses it. */
+    @Test
+    void anOutcomeWrittenAgainAfterItsAnswerWasLostSaysNoOtherInstanceTookItsRows() throws Exception {
+        trade("o-1", 1, 100);
+        trade("o-2", 1, 100);
+        List<AccountWork> work = worker.claim();
+        assertThat(work).hasSize(1);
+        List<String> lines;
+        try (LogCapture log = LogCapture.atOrAbove(Level.INFO)) {
+            loseTheNextAnswerOf.set(PROCESSED);
+            work.forEach(worker::completed);
+            assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null"))
+                    .as("the write committed though its answer was lost").isEqualTo(2);
+            // the kept outcome is written again by the worker's upkeep; its rows are settled already
+            await().atMost(Duration.ofSeconds(30)).until(() -> log.lines().stream()
+                    .anyMatch(line -> line.contains("already settled or given back")));
+            lines = log.lines();
+        }
+
+        assertThat(lines).filteredOn(line -> line.startsWith("WARN") && line.contains("inbox rows it claimed"))
+                .as("no takeover said: no other instance took the rows").isEmpty();
+        assertThat(worker.fencedCount()).isZero();
+    }
+
+    /** A marked statement runs and commits; its answer is lost once, as a broken connection loses it. */
     private DataSource losingAnswers(DataSource real) {
         return proxy(DataSource.class, real, (method, args, result) -> method.getName().equals("getConnection")
                 ? proxy(Connection.class, result, (m, a, statement) -> m.getName().equals("prepareStatement")
-                        && ((String) a[0]).contains("due_accounts as (") ? losingItsAnswer((PreparedStatement) statement)
-                        : statement)
+                        ? losingItsAnswer((String) a[0], (PreparedStatement) statement) : statement)
                 : result);
     }
 
-    private PreparedStatement losingItsAnswer(PreparedStatement claim) {
-        return proxy(PreparedStatement.class, claim, (method, args, result) -> {
-            if (method.getName().equals("executeQuery") && loseTheNextClaimsAnswer.compareAndSet(true, false)) {
-                ((ResultSet) result).close();
+    private PreparedStatement losingItsAnswer(String sql, PreparedStatement statement) {
+        return proxy(PreparedStatement.class, statement, (method, args, result) -> {
+            String marker = loseTheNextAnswerOf.get();
+            if (method.getName().startsWith("execute") && marker != null && sql.contains(marker)
+                    && loseTheNextAnswerOf.compareAndSet(marker, null)) {
+                if (result instanceof ResultSet answer) {
+                    answer.close();
+                }
                 throw new SQLException("An I/O error occurred while sending to the backend.", "08006");
             }
             return result;

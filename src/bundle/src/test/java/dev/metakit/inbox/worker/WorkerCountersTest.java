@@ -1,7 +1,13 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.support.LogCapture;
+import dev.metakit.inbox.support.TestDatabase;
+import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,11 +28,29 @@ class WorkerCountersTest {
     }
 
     @Test
-    void onlyTheRowsAWriteDidNotTakeAreFenced() {
-        Claimant boot = Claimant.newBoot("counters-test");
-        counters.fencedIfShort(boot, 3, 3, "all written");
-        counters.fencedIfShort(boot, 5, 2, "three taken over");
+    void onlyTheRowsAnotherBootHoldsAreFencedAndSaidTakenOver() throws Exception {
+        TestDatabase.truncateAll();
+        Claimant self = ClaimedRows.beatingBoot("counters-self").self();
+        Claimant other = ClaimedRows.beatingBoot("counters-other").self();
+        ClaimedRows.trade("c-1", 1, 100);
+        ClaimedRows.trade("c-2", 1, 100);
+        ClaimedRows.claimAll(other, Duration.ofMinutes(2));
+        ClaimedRows.trade("c-3", 2, 200);
+        ClaimedRows.claimAll(self, Duration.ofMinutes(2));
+        ClaimedRows.CLAIMS.markProcessed(self, List.of("c-3"));
 
-        assertThat(counters.fenced()).isEqualTo(3);
+        List<String> lines;
+        try (LogCapture log = LogCapture.atOrAbove(Level.INFO)) {
+            counters.fencedIfShort(self, List.of("c-3"), 1, "all written", ClaimedRows.CLAIMS);
+            counters.fencedIfShort(self, List.of("c-1", "c-2", "c-3"), 0, "two taken over, one settled",
+                    ClaimedRows.CLAIMS);
+            lines = log.lines();
+        }
+
+        assertThat(counters.fenced()).as("rows another boot holds").isEqualTo(2);
+        assertThat(lines).filteredOn(line -> line.contains("another instance took them over")).singleElement()
+                .asString().startsWith("WARN").contains("no longer holds 2 of 3", "two taken over, one settled");
+        assertThat(lines).filteredOn(line -> line.contains("already settled or given back")).singleElement()
+                .asString().startsWith("INFO").contains("1 of 3");
     }
 }

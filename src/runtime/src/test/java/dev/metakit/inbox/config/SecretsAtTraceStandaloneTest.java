@@ -5,12 +5,14 @@ import dev.metakit.inbox.conformance.RestartablePostgres;
 import dev.metakit.inbox.sandbox.Sandbox;
 import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.support.TestSignatures;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,7 +60,12 @@ class SecretsAtTraceStandaloneTest {
                 settings.put("metakit.database.password", secrets.databasePassword());
                 // started, the ops page's token was read: enabled without one, startup stops
                 try (RunningInbox inbox = RunningInbox.start(settings)) {
-                    // the periodic reconcile's first round calls MetaKit with the API key
+                    // a delivery signed with the current secret: verified, stored, and its account reconciled with
+                    // the API key
+                    byte[] body = "{\"event\":\"position.opened\",\"account_id\":1,\"data\":{\"ticket\":1}}"
+                            .getBytes(StandardCharsets.UTF_8);
+                    assertThat(inbox.post(body, TestSignatures.header(secrets.webhookSecret(), TestSignatures.now(),
+                            body), "position.opened").statusCode()).isEqualTo(200);
                     await().atMost(Duration.ofSeconds(60)).until(() -> sandbox.apiCalls().total() > 0);
                 }
             } finally {

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -32,6 +33,8 @@ import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Callable;
 
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -145,32 +148,32 @@ class OpsPageTest {
         WebDriver browser = new ChromeDriver(service, options);
         try {
             browser.get(inbox.managementUri("/ops") + "#token=" + TOKEN);
-            await().atMost(Duration.ofSeconds(15)).until(() ->
+            onPage().until(() ->
                     "true".equals(browser.findElement(By.tagName("body")).getAttribute("data-loaded")));
             assertThat(browser.getCurrentUrl()).as("the token leaves the address bar").doesNotContain(TOKEN);
-            assertThat(browser.findElement(By.id("failed")).getText()).isEqualTo("1");
-            assertThat(browser.findElement(By.id("endpoints")).getText()).contains("wh_1", "succeeded");
-            assertThat(browser.findElement(By.id("accounts")).getText()).contains("2", "5");
-            assertThat(browser.findElements(By.cssSelector("#chart rect")).size()).isEqualTo(120);
+            assertThat(textOf(browser, By.id("failed"))).isEqualTo("1");
+            assertThat(textOf(browser, By.id("endpoints"))).contains("wh_1", "succeeded");
+            assertThat(textOf(browser, By.id("accounts"))).contains("2", "5");
+            assertThat(read(() -> browser.findElements(By.cssSelector("#chart rect")).size())).isEqualTo(120);
             theChartHasATimeAxisAndAScale(browser);
 
             // requeue: MetaKit knows account 5 now, so the row is processed this time
             metakit.account(5);
-            browser.findElement(By.id("requeue-" + failedKey.replaceAll("[^A-Za-z0-9_-]", "_"))).click();
-            await().atMost(Duration.ofSeconds(15)).until(() ->
+            click(browser, By.id("requeue-" + failedKey.replaceAll("[^A-Za-z0-9_-]", "_")));
+            onPage().until(() ->
                     browser.findElement(By.id("message")).getText().contains("requeued 1 row"));
             await().atMost(Duration.ofSeconds(15)).until(() -> scalar(
                     "select count(*) from webhook_inbox where failed_at is null and processed_at is not null") == 2);
 
             // reconcile now: a position MetaKit opened since shows up without any delivery
             metakit.open(2, 21, "0.30", "0", "0", fixture.t0());
-            browser.findElement(By.id("reconcile-2")).click();
-            await().atMost(Duration.ofSeconds(15)).until(() ->
+            click(browser, By.id("reconcile-2"));
+            onPage().until(() ->
                     browser.findElement(By.id("message")).getText().contains("account 2 reconciled"));
-            assertThat(browser.findElement(By.id("message")).getText()).as("the result in words, not a Java record")
+            assertThat(textOf(browser, By.id("message"))).as("the result in words, not a Java record")
                     .isEqualTo("account 2 reconciled: 1 position opened");
             assertThat(scalar("select count(*) from positions where account_id = 2 and status = 'open'")).isEqualTo(2);
-            await().atMost(Duration.ofSeconds(15)).until(() ->
+            onPage().until(() ->
                     browser.findElement(By.cssSelector("#accounts tbody tr:first-child")).getText().contains("2 2"));
 
             byte[] png = ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES);
@@ -201,18 +204,18 @@ class OpsPageTest {
                     .usingDriverExecutable(driverBinary.toFile()).usingAnyFreePort().build(), headless(chromium));
             try {
                 browser.get(rotating.managementUri("/ops") + "#token=" + TOKEN);
-                await().atMost(Duration.ofSeconds(15)).until(() ->
+                onPage().until(() ->
                         "true".equals(browser.findElement(By.tagName("body")).getAttribute("data-loaded")));
-                assertThat(browser.findElement(By.id("webhook-secret")).getText()).contains("source database",
+                assertThat(textOf(browser, By.id("webhook-secret"))).contains("source database",
                         "generation 1");
 
-                browser.findElement(By.id("rotate-secret")).click();
+                click(browser, By.id("rotate-secret"));
                 browser.switchTo().alert().accept();
-                await().atMost(Duration.ofSeconds(15)).until(() ->
+                onPage().until(() ->
                         browser.findElement(By.id("message")).getText().startsWith("rotated: generation 2"));
-                await().atMost(Duration.ofSeconds(15)).until(() ->
+                onPage().until(() ->
                         browser.findElement(By.id("webhook-secret")).getText().contains("generation 2"));
-                assertThat(browser.findElement(By.id("webhook-secret")).getText())
+                assertThat(textOf(browser, By.id("webhook-secret")))
                         .contains("last rotation done (ops page on ");
                 assertThat(rig.sandbox.currentSecret()).isNotEqualTo(RunningInbox.SECRET);
                 assertThat(rig.postSignedWith(rotating, rig.sandbox.currentSecret())).isEqualTo(200);
@@ -234,8 +237,8 @@ class OpsPageTest {
 
     /** Labelled times every 10 minutes of the last hour (UTC), and a scale in deliveries per minute that fits the bars. */
     private static void theChartHasATimeAxisAndAScale(WebDriver browser) throws Exception {
-        List<String> times = browser.findElements(By.cssSelector("#chart text.x-label")).stream()
-                .map(WebElement::getText).toList();
+        List<String> times = read(() -> browser.findElements(By.cssSelector("#chart text.x-label")).stream()
+                .map(WebElement::getText).toList());
         assertThat(times).hasSize(6).allMatch(t -> t.matches("\\d\\d:\\d0"));
         List<LocalTime> parsed = times.stream().map(LocalTime::parse).toList();
         for (int i = 1; i < parsed.size(); i++) {
@@ -246,10 +249,10 @@ class OpsPageTest {
         long lastLabelAgo = (Duration.between(parsed.get(5), now).toMinutes() + 24 * 60) % (24 * 60);
         assertThat(lastLabelAgo).as("the last label %s is the latest ten minutes before %s UTC", times.get(5), now)
                 .isBetween(0L, 10L);
-        assertThat(browser.findElement(By.cssSelector("#chart text.axis-title")).getText()).contains("UTC");
+        assertThat(textOf(browser, By.cssSelector("#chart text.axis-title"))).contains("UTC");
 
-        List<String> scale = browser.findElements(By.cssSelector("#chart text.y-label")).stream()
-                .map(WebElement::getText).toList();
+        List<String> scale = read(() -> browser.findElements(By.cssSelector("#chart text.y-label")).stream()
+                .map(WebElement::getText).toList());
         assertThat(scale).first().isEqualTo("0 /min");
         assertThat(scale).allMatch(t -> t.matches("\\d+ /min"));
         long top = Long.parseLong(scale.get(scale.size() - 1).replace(" /min", ""));
@@ -260,6 +263,26 @@ class OpsPageTest {
                                         group by date_trunc('minute', processed_at)) p))""");
         assertThat(top).as("the scale's top covers the busiest minute (%s) and is 1, 2 or 5 times a power of 10",
                 busiestMinute).isGreaterThanOrEqualTo(busiestMinute).isIn(1L, 2L, 5L);
+    }
+
+    /** Waits on the page, which re-renders itself while it is read: an element replaced under a read is read again. */
+    private static org.awaitility.core.ConditionFactory onPage() {
+        return await().atMost(Duration.ofSeconds(15)).ignoreException(StaleElementReferenceException.class);
+    }
+
+    private static <T> T read(Callable<T> fromPage) {
+        return onPage().until(fromPage, Objects::nonNull);
+    }
+
+    private static String textOf(WebDriver browser, By element) {
+        return read(() -> browser.findElement(element).getText());
+    }
+
+    private static void click(WebDriver browser, By element) {
+        read(() -> {
+            browser.findElement(element).click();
+            return true;
+        });
     }
 
     private static String failedKey() throws Exception {
