@@ -13,12 +13,9 @@
 # src/runtime/target/feed-takeover.log). The machine is shared: check `uptime` first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_name="${METAKIT_BUILD_DIR:-target}"
-build_dir="$PWD/src/runtime/$build_name"
-mvn -B -q -Dmetakit.build.dir="$build_name" -pl src/runtime -am package -DskipTests \
-  org.apache.maven.plugins:maven-dependency-plugin:3.9.0:build-classpath \
-  -Dmdep.includeScope=test -Dmdep.outputFile="$build_dir/bench-classpath.txt"
-cp="$build_dir/test-classes:$build_dir/classes:$(cat "$build_dir/bench-classpath.txt")"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_classpath package -DskipTests
 current_jar="$PWD/$build_name/metakit-inbox.jar"
 builds=("current=$current_jar")
 if [[ -n "${BEFORE_JAR:-}" ]]; then

@@ -42,25 +42,11 @@ ensure_tools
 ensure_build
 prepare_db
 
-narrow_ddl() { # $1 table name
+narrow_ddl() { # $1 table name: webhook_inbox as migrated, its key (delivery_key) as t + v1, without event
   cat <<SQL
-create table rowcost."$1" (
-    t               bigint      not null,
-    v1              bytea       not null,
-    account_id      bigint,
-    body            text,
-    body_raw        bytea,
-    received_at     timestamptz not null default now(),
-    processed_at    timestamptz,
-    attempts        integer     not null default 0,
-    next_attempt_at timestamptz not null default now(),
-    claimed_by      text,
-    claimed_until   timestamptz,
-    failed_at       timestamptz,
-    last_error      text,
-    claim_token     uuid,
-    primary key (v1),
-    check (body is not null or body_raw is not null));
+create table rowcost."$1" (t bigint not null, v1 bytea not null,
+    like metakit.webhook_inbox including defaults including constraints, primary key (v1));
+alter table rowcost."$1" drop column delivery_key, drop column event;
 SQL
 }
 pending_indexes() { # $1 table name

@@ -18,13 +18,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
 shift || true
-# METAKIT_BUILD_DIR: a folder name for the build's outputs (each module's, default target); the runtime's tests are
-# in src/runtime/<name>
-build_name="${METAKIT_BUILD_DIR:-target}"
-build_dir="$PWD/src/runtime/$build_name"
-mvn -B -q -Dmetakit.build.dir="$build_name" -pl src/runtime -am test-compile dependency:build-classpath \
-  -Dmdep.includeScope=test -Dmdep.outputFile="$build_dir/bench-classpath.txt"
-cp="$build_dir/test-classes:$build_dir/classes:$(cat "$build_dir/bench-classpath.txt")"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_classpath test-compile
 results=${RESULTS:-$build_dir/worker-bench-$(date -u +%Y%m%dT%H%M%SZ).tsv}
 run() { # $1 main class, rest: options
   local main=$1; shift

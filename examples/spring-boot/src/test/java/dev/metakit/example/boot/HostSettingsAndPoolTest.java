@@ -26,8 +26,6 @@ import org.springframework.test.context.DynamicPropertySource;
 
 import javax.sql.DataSource;
 import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -76,7 +74,7 @@ class HostSettingsAndPoolTest {
     private static final int HOST_REQUESTS = 100;
     /** the status a delivery not answered within MetaKit's timeout is counted as */
     private static final int NOT_ANSWERED_IN_TIME = -1;
-    private static final EmbeddedPostgres POSTGRES = startPostgres();
+    private static final EmbeddedPostgres POSTGRES = TestParts.postgres();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final AtomicLong SEQUENCE = new AtomicLong();
 
@@ -93,8 +91,7 @@ class HostSettingsAndPoolTest {
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
-        registry.add("spring.datasource.url", () -> POSTGRES.getJdbcUrl("postgres", "postgres"));
-        registry.add("spring.datasource.username", () -> "postgres");
+        TestParts.hostDataSource(registry, POSTGRES);
         registry.add("spring.datasource.password", () -> DATABASE_PASSWORD);
         registry.add("metakit.webhook.secret", () -> SECRET);
         // no MetaKit here: the deliveries below are of an event the worker stores and does not reconcile
@@ -370,13 +367,5 @@ class HostSettingsAndPoolTest {
 
     private String base() {
         return "http://127.0.0.1:" + port;
-    }
-
-    private static EmbeddedPostgres startPostgres() {
-        try {
-            return EmbeddedPostgres.builder().start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

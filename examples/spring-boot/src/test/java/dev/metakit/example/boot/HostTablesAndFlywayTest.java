@@ -18,7 +18,6 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 import javax.sql.DataSource;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -46,8 +45,11 @@ import static org.awaitility.Awaitility.await;
 class HostTablesAndFlywayTest {
     private static final String SECRET = "whsec_host_tables_test";
     private static final String HOST_MIGRATIONS = "classpath:db/host-migration";
-    private static final EmbeddedPostgres POSTGRES = startPostgres();
-    private static final Sandbox SANDBOX = startSandbox();
+    private static final EmbeddedPostgres POSTGRES = TestParts.postgres();
+    // its API only: the test sends its own deliveries
+    private static final Sandbox SANDBOX = TestParts.sandbox(SandboxSettings.builder()
+            .webhookUrl("http://127.0.0.1:9/hooks/metakit").webhookSecret(SECRET).accounts(2).operations(1)
+            .faults(SandboxFaults.none()).apiPort(0).build());
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final AtomicLong TICKETS = new AtomicLong(9000);
 
@@ -204,23 +206,5 @@ class HostTablesAndFlywayTest {
             s.execute("create database " + name);
         }
         return name;
-    }
-
-    private static EmbeddedPostgres startPostgres() {
-        try {
-            return EmbeddedPostgres.builder().start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static Sandbox startSandbox() {
-        try {
-            // its API only: the test sends its own deliveries
-            return new Sandbox(SandboxSettings.builder().webhookUrl("http://127.0.0.1:9/hooks/metakit")
-                    .webhookSecret(SECRET).accounts(2).operations(1).faults(SandboxFaults.none()).apiPort(0).build());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

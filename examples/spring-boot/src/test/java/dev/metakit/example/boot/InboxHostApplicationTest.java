@@ -27,7 +27,6 @@ import org.springframework.test.util.TestSocketUtils;
 
 import javax.sql.DataSource;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -63,8 +62,11 @@ import static org.awaitility.Awaitility.await;
 class InboxHostApplicationTest {
     private static final String SECRET = "whsec_spring_boot_host_test";
     private static final int PORT = TestSocketUtils.findAvailableTcpPort();
-    private static final EmbeddedPostgres POSTGRES = startPostgres();
-    private static final Sandbox SANDBOX = startSandbox();
+    private static final EmbeddedPostgres POSTGRES = TestParts.postgres();
+    // no injected faults: this test is about the wiring into Boot, the fault tests are the bundle's
+    private static final Sandbox SANDBOX = TestParts.sandbox(SandboxSettings.builder()
+            .webhookUrl(base() + "/hooks/metakit").webhookSecret(SECRET).accounts(2).operations(40)
+            .faults(SandboxFaults.none()).apiPort(0).build());
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     /** the webhook's route (routes/ingest.camel.yaml) */
     private static final String INGEST_ROUTE = "metakit-ingest";
@@ -80,8 +82,7 @@ class InboxHostApplicationTest {
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
         registry.add("server.port", () -> PORT);
-        registry.add("spring.datasource.url", () -> POSTGRES.getJdbcUrl("postgres", "postgres"));
-        registry.add("spring.datasource.username", () -> "postgres");
+        TestParts.hostDataSource(registry, POSTGRES);
         registry.add("metakit.webhook.secret", () -> SECRET);
         registry.add("metakit.api.url", () -> SANDBOX.apiBaseUrl().toString());
         registry.add("metakit.api.key", SANDBOX::apiKey);
@@ -306,23 +307,5 @@ class InboxHostApplicationTest {
     /** hex(HMAC-SHA256(secret, "t." + body)), from MetaKit's contract: the sandbox's signer, the project's one */
     private static String hmac(String secret, long t, byte[] body) {
         return WebhookSender.sign(secret, t, body);
-    }
-
-    private static EmbeddedPostgres startPostgres() {
-        try {
-            return EmbeddedPostgres.builder().start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static Sandbox startSandbox() {
-        try {
-            // no injected faults: this test is about the wiring into Boot, the fault tests are the bundle's
-            return new Sandbox(SandboxSettings.builder().webhookUrl(base() + "/hooks/metakit").webhookSecret(SECRET)
-                    .accounts(2).operations(40).faults(SandboxFaults.none()).apiPort(0).build());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -8,8 +8,6 @@ import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,15 +28,14 @@ import static org.awaitility.Awaitility.await;
 // each wait out Hikari's 30 s connection timeout
 @DirtiesContext
 class RouteLeftOutTest {
-    private static final EmbeddedPostgres POSTGRES = startPostgres();
+    private static final EmbeddedPostgres POSTGRES = TestParts.postgres();
 
     @LocalServerPort
     int port;
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
-        registry.add("spring.datasource.url", () -> POSTGRES.getJdbcUrl("postgres", "postgres"));
-        registry.add("spring.datasource.username", () -> "postgres");
+        TestParts.hostDataSource(registry, POSTGRES);
         registry.add("metakit.webhook.secret", () -> "whsec_route_left_out");
         registry.add("metakit.api.url", () -> "http://127.0.0.1:9/");
         registry.add("metakit.api.key", () -> "key");
@@ -60,13 +57,5 @@ class RouteLeftOutTest {
             assertThat(readiness.statusCode()).isEqualTo(503);
             assertThat(readiness.body()).contains("metakit-reconcile-periodic");
         });
-    }
-
-    private static EmbeddedPostgres startPostgres() {
-        try {
-            return EmbeddedPostgres.builder().start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

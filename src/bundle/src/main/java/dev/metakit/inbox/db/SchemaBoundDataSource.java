@@ -35,10 +35,6 @@ final class SchemaBoundDataSource implements ForwardingDataSource {
         this.schema = schema;
     }
 
-    DataSource host() {
-        return host;
-    }
-
     @Override
     public Connection getConnection() throws SQLException {
         return bind(host.getConnection());

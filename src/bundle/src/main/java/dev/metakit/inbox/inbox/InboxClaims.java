@@ -256,14 +256,7 @@ public class InboxClaims {
      * at once, for anyone (an instance stopping with work it could not finish). Returns how many.
      */
     public int release(Claimant owner, Collection<String> keys) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set claimed_by = null, claim_token = null, claimed_until = null,
-                       attempts = greatest(attempts - 1, 0)
-                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
-            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
-            ps.setObject(2, owner.bootToken());
-            return ps.executeUpdate();
-        }
+        return giveBack(owner, "delivery_key = any(?)", keys);
     }
 
     /**
@@ -272,13 +265,20 @@ public class InboxClaims {
      * which its heartbeat would otherwise keep for the whole lease. Returns how many.
      */
     public int releaseAllBut(Claimant owner, Collection<String> keep) throws SQLException {
+        return giveBack(owner, "failed_at is null and delivery_key <> all(?)", keep);
+    }
+
+    /**
+     * Gives back, with their attempt, the unprocessed rows {@code owner} holds that {@code which} selects, its one
+     * parameter bound to {@code keys}. Returns how many.
+     */
+    private int giveBack(Claimant owner, String which, Collection<String> keys) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 update webhook_inbox set claimed_by = null, claim_token = null, claimed_until = null,
                        attempts = greatest(attempts - 1, 0)
-                 where claim_token = ? and processed_at is null and failed_at is null
-                   and delivery_key <> all(?)""")) {
+                 where claim_token = ? and processed_at is null and\s""" + which)) {
             ps.setObject(1, owner.bootToken());
-            ps.setArray(2, c.createArrayOf("text", keep.toArray()));
+            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
             return ps.executeUpdate();
         }
     }

@@ -2,6 +2,7 @@ package dev.metakit.inbox.db;
 
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.support.TestDatabase;
+import org.apache.camel.CamelContext;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.junit.jupiter.api.Test;
 
@@ -21,10 +22,7 @@ class HostDataSourceTest {
     void inboxDataSourcePassesTheHostsDataSourceThroughAndLeavesItOpen() throws Exception {
         DataSource host = TestDatabase.dataSource();
         try (DefaultCamelContext context = new DefaultCamelContext()) {
-            context.getRegistry().bind("hostPool", host);
-            InboxDatabase inbox = new InboxDatabase();
-            inbox.setCamelContext(context);
-            inbox.setHostDataSourceBean("hostPool");
+            InboxDatabase inbox = onHostPool(context, host);
             inbox.start();
             try (Connection c = inbox.getConnection(); var s = c.createStatement();
                  var rs = s.executeQuery("select count(*) from webhook_inbox")) {
@@ -47,5 +45,14 @@ class HostDataSourceTest {
             assertThatThrownBy(inbox::start).isInstanceOf(ConfigurationException.class)
                     .hasMessageContaining("metakit.database.data-source-bean").hasMessageContaining("noSuchPool");
         }
+    }
+
+    /** The bundle's database on {@code host}, bound in {@code context} as a host binds its pool; not started. */
+    static InboxDatabase onHostPool(CamelContext context, DataSource host) {
+        context.getRegistry().bind("hostPool", host);
+        InboxDatabase inbox = new InboxDatabase();
+        inbox.setCamelContext(context);
+        inbox.setHostDataSourceBean("hostPool");
+        return inbox;
     }
 }

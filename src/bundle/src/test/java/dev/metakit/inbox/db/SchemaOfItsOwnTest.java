@@ -28,6 +28,7 @@ class SchemaOfItsOwnTest {
     private static final Set<String> BUNDLE_TABLES = Set.of("webhook_inbox", "positions", "accounts",
             "webhook_endpoints", "reconcile_runs", "inbox_account_backoff", "inbox_instances", "position_changes",
             "position_change_seqs", "feed_owners", InboxMigrations.HISTORY_TABLE);
+    private static final String APP_PASSWORD = "app-password";
 
     @Test
     void aFreshInstallHasEverythingInTheSchemaAndNothingInPublic() throws Exception {
@@ -85,10 +86,7 @@ class SchemaOfItsOwnTest {
             List<String> hostPath = searchPaths(host);
             assertThat(hostPath).containsOnly("\"$user\", public");
             try (DefaultCamelContext context = new DefaultCamelContext()) {
-                context.getRegistry().bind("hostPool", host);
-                InboxDatabase inbox = new InboxDatabase();
-                inbox.setCamelContext(context);
-                inbox.setHostDataSourceBean("hostPool");
+                InboxDatabase inbox = HostDataSourceTest.onHostPool(context, host);
                 inbox.start();
                 assertThat(searchPaths(host)).as("after the migration").isEqualTo(hostPath);
 
@@ -118,13 +116,9 @@ class SchemaOfItsOwnTest {
     void aRoleThatMayNotCreateTheSchemaStopsStartupWithOneLineSayingWhatToRun() throws Exception {
         String url = TestDatabase.createDatabase();
         DataSource owner = TestDatabase.on(url, TestDatabase.user(), TestDatabase.password());
-        String role = "inbox_app_" + Long.toHexString(System.nanoTime());
-        exec(owner, "create role " + role + " login password 'app-password'");
-        // PostgreSQL's default: a role gets CONNECT and TEMP on a database, not CREATE
+        String role = loginRole(owner);
 
-        try (InboxDatabase inbox = ownPool(url)) {
-            inbox.setUser(role);
-            inbox.setPassword("app-password");
+        try (InboxDatabase inbox = ownPool(url, role)) {
             assertThatThrownBy(inbox::start).isInstanceOf(ConfigurationException.class)
                     .hasMessage("the database role " + role + " may not create the schema metakit that holds the"
                             + " bundle's tables: as the database's owner run \"create schema metakit authorization "
@@ -135,9 +129,7 @@ class SchemaOfItsOwnTest {
 
         // what the line says to run is enough
         exec(owner, "create schema metakit authorization " + role);
-        try (InboxDatabase inbox = ownPool(url)) {
-            inbox.setUser(role);
-            inbox.setPassword("app-password");
+        try (InboxDatabase inbox = ownPool(url, role)) {
             inbox.start();
             storeOneDeliveryAndOneAccount(inbox);
         }
@@ -148,13 +140,10 @@ class SchemaOfItsOwnTest {
     void aSchemaAnOperatorMadeWithoutGrantingItsUseStopsStartupWithOneLineSayingWhatToGrant() throws Exception {
         String url = TestDatabase.createDatabase();
         DataSource owner = TestDatabase.on(url, TestDatabase.user(), TestDatabase.password());
-        String role = "inbox_app_" + Long.toHexString(System.nanoTime());
-        exec(owner, "create role " + role + " login password 'app-password'");
+        String role = loginRole(owner);
         exec(owner, "create schema metakit");
 
-        try (InboxDatabase inbox = ownPool(url)) {
-            inbox.setUser(role);
-            inbox.setPassword("app-password");
+        try (InboxDatabase inbox = ownPool(url, role)) {
             assertThatThrownBy(inbox::start).isInstanceOf(ConfigurationException.class)
                     .hasMessage("the database role " + role + " may not use the schema metakit that holds the"
                             + " bundle's tables: as its owner run \"grant usage, create on schema metakit to " + role
@@ -237,6 +226,21 @@ class SchemaOfItsOwnTest {
         inbox.setPassword(TestDatabase.password());
         inbox.setPoolSize(2);
         return inbox;
+    }
+
+    /** The bundle's own pool on {@code url} as {@code role}, a role of {@link #loginRole}. */
+    private static InboxDatabase ownPool(String url, String role) {
+        InboxDatabase inbox = ownPool(url);
+        inbox.setUser(role);
+        inbox.setPassword(APP_PASSWORD);
+        return inbox;
+    }
+
+    /** A new login role, with the rights PostgreSQL gives any role on a database: CONNECT and TEMP, not CREATE. */
+    private static String loginRole(DataSource owner) {
+        String role = "inbox_app_" + Long.toHexString(System.nanoTime());
+        exec(owner, "create role " + role + " login password '" + APP_PASSWORD + "'");
+        return role;
     }
 
     private static HikariDataSource hostPool(String url) {

@@ -69,8 +69,7 @@ class AccountBackoffTest {
         InboxWorker worker = worker(w -> {
             w.setBatchSize(1);
             w.setClaimMaxRows(3);
-            w.setBackoffBaseMillis(60_000);
-            w.setBackoffMaxMillis(60_000);
+            fixedBackoff(w, 60_000);
         });
         AccountWork work = single(worker.claim());
         assertThat(work.keys()).containsExactlyInAnyOrder("a1-0", "a1-1", "a1-2");
@@ -98,8 +97,7 @@ class AccountBackoffTest {
             insert("a1-" + i, 1, 100 - i);
         }
         InboxWorker worker = worker(w -> {
-            w.setBackoffBaseMillis(2_000);
-            w.setBackoffMaxMillis(2_000);
+            fixedBackoff(w, 2_000);
         });
         worker.failed(single(worker.claim()), HTTP_500);
         // due by its own next_attempt_at, and the oldest row in the inbox: the account's retry time holds it back
@@ -129,8 +127,7 @@ class AccountBackoffTest {
     void aClaimReadsNoneOfTheRowsPiledUpForAnAccountBackingOff() throws Exception {
         insert("a1-0", 1, 100);
         InboxWorker worker = worker(w -> {
-            w.setBackoffBaseMillis(60_000);
-            w.setBackoffMaxMillis(60_000);
+            fixedBackoff(w, 60_000);
         });
         worker.failed(single(worker.claim()), HTTP_500);
         // an API outage with traffic: rows keep arriving for the account, each due by its own time and older than
@@ -160,8 +157,7 @@ class AccountBackoffTest {
         TestDatabase.exec("update webhook_inbox set attempts = 1 where delivery_key = 'old'");
         InboxWorker worker = worker(w -> {
             w.setMaxAttempts(2);
-            w.setBackoffBaseMillis(200);
-            w.setBackoffMaxMillis(200);
+            fixedBackoff(w, 200);
         });
         AccountWork first = single(worker.claim());
         assertThat(first.rows()).extracting(InboxRow::key, InboxRow::attempts).containsExactlyInAnyOrder(
@@ -194,8 +190,7 @@ class AccountBackoffTest {
         TestDatabase.exec("update webhook_inbox set attempts = 1");
         InboxWorker worker = worker(w -> {
             w.setMaxAttempts(2);
-            w.setBackoffBaseMillis(60_000);
-            w.setBackoffMaxMillis(60_000);
+            fixedBackoff(w, 60_000);
         });
         AccountWork work = single(worker.claim());
 
@@ -320,6 +315,12 @@ class AccountBackoffTest {
     private static AccountWork single(List<AccountWork> work) {
         assertThat(work).hasSize(1);
         return work.get(0);
+    }
+
+    /** Every retry of an account after {@code millis}, however many came before (the base and the bound the same). */
+    private static void fixedBackoff(InboxWorker worker, long millis) {
+        worker.setBackoffBaseMillis(millis);
+        worker.setBackoffMaxMillis(millis);
     }
 
     private InboxWorker worker(java.util.function.Consumer<InboxWorker> settings) {

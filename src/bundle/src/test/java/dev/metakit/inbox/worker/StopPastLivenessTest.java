@@ -42,11 +42,11 @@ class StopPastLivenessTest {
     void aStopWaitingPastTheLivenessBoundKeepsItsRowsAndProcessesThemOnceWithNothingAtWarn() throws Exception {
         try (FakeMetaKit metakit = FakeMetaKit.onCleanDatabase(1);
              LogCapture log = LogCapture.atOrAbove(Level.WARN)) {
-            metakit.hold((client, account) -> true);
             // camel.main.shutdown-timeout 30 s instead of 10: this stop waits past dead-after on purpose, and a loaded
             // machine must not reach Camel's timeout, which forces the routes (the test below takes that way)
-            RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of("camel.main.shutdown-timeout", "30"));
-            String token = aReconcileHeldInFlight(inbox, metakit);
+            Held held = aReconcileHeldInFlight(metakit, "30");
+            RunningInbox inbox = held.inbox();
+            String token = held.claimToken();
 
             CompletableFuture<Void> stop = CompletableFuture.runAsync(inbox::close);
             theStopLastsPastTheLivenessBound(inbox);
@@ -74,16 +74,15 @@ class StopPastLivenessTest {
     void aStopThatGivesUpWaitingGivesTheRowsBackForTheNextBootToProcessOnce() throws Exception {
         try (FakeMetaKit metakit = FakeMetaKit.onCleanDatabase(1);
              LogCapture log = LogCapture.atOrAbove(Level.WARN)) {
-            metakit.hold((client, account) -> true);
             // camel.main.shutdown-timeout 6 s instead of 10: a stop that gives up waiting past dead-after, sooner
-            RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of("camel.main.shutdown-timeout", "6"));
-            String token = aReconcileHeldInFlight(inbox, metakit);
+            Held held = aReconcileHeldInFlight(metakit, "6");
 
-            inbox.close(); // Camel forces the routes after 6 s; the worker gives back what it had not finished
+            held.inbox().close(); // Camel forces the routes after 6 s; the worker gives back what it had not finished
 
             assertThat(scalar("select count(*) from webhook_inbox where claim_token is null and attempts = 0"
                     + " and processed_at is null")).as("given back with its attempt, not taken over").isEqualTo(1);
-            assertThat(scalar("select count(*) from inbox_instances where boot_token = '" + token + "'")).isZero();
+            assertThat(scalar("select count(*) from inbox_instances where boot_token = '" + held.claimToken() + "'"))
+                    .isZero();
             metakit.release(); // the reconcile cut short ends after the stop: it writes nothing
 
             RunningInbox next = RunningInbox.againstFakeMetaKit(metakit, Map.of());
@@ -100,12 +99,21 @@ class StopPastLivenessTest {
         }
     }
 
-    /** A delivery for account 1 is stored and claimed, and its reconcile waits for the held answer; its claim token. */
-    private static String aReconcileHeldInFlight(RunningInbox inbox, FakeMetaKit metakit) throws Exception {
+    private record Held(RunningInbox inbox, String claimToken) {
+    }
+
+    /**
+     * The bundle against {@code metakit}, {@code camel.main.shutdown-timeout} {@code shutdownSeconds}, with a delivery
+     * for account 1 stored and claimed and its reconcile waiting for MetaKit's held answer; the claim's token.
+     */
+    private static Held aReconcileHeldInFlight(FakeMetaKit metakit, String shutdownSeconds) throws Exception {
+        metakit.hold((client, account) -> true);
+        RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit,
+                Map.of("camel.main.shutdown-timeout", shutdownSeconds));
         assertThat(inbox.postSigned(TestEvents.event("position.opened", 1, 100), "position.opened").statusCode())
                 .isBetween(200, 299);
         await().atMost(Duration.ofSeconds(30)).until(() -> metakit.calls("positions") == 1);
-        return text("select claim_token::text from webhook_inbox where claim_token is not null");
+        return new Held(inbox, text("select claim_token::text from webhook_inbox where claim_token is not null"));
     }
 
     /** Waits until the stop has begun and then lasted longer than dead-after and a heartbeat, on the database's clock. */

@@ -52,18 +52,16 @@ public abstract class ConformanceChecks {
     @Test
     @Order(2)
     void aSignedDeliveryIsStoredOnceAndItsCopyIsAnsweredDuplicate() throws Exception {
-        byte[] body = body();
-        long t = now();
-        String signature = deliveries().signature(t, body);
+        Signed fresh = signedNow();
 
-        HttpResponse<String> first = deliveries().post(null, body, SIGNATURE, signature, EVENT, "position.opened");
-        HttpResponse<String> again = deliveries().post(null, body, SIGNATURE, signature, EVENT, "position.opened");
+        HttpResponse<String> first = post(fresh, EVENT, "position.opened");
+        HttpResponse<String> again = post(fresh, EVENT, "position.opened");
 
         assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
         assertThat(first.body()).isEqualTo("stored");
         assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
         assertThat(again.body()).isEqualTo("duplicate");
-        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, body))).isEqualTo(1);
+        assertThat(rowsOf(fresh.key())).isEqualTo(1);
     }
 
     @Test
@@ -91,43 +89,39 @@ public abstract class ConformanceChecks {
     @Test
     @Order(4)
     void aSignatureInTheQueryStringIsNoSignature() throws Exception {
-        byte[] body = body();
-        long t = now();
-        String signature = deliveries().signature(t, body);
+        Signed fresh = signedNow();
 
-        assertRejected(deliveries().post(param(SIGNATURE, signature), body), "missing signature header");
-        assertRejected(deliveries().post(param(SIGNATURE.toLowerCase(), signature), body), "missing signature header");
-        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, body))).isZero();
+        String signature = fresh.signature();
+        assertRejected(deliveries().post(param(SIGNATURE, signature), fresh.body()), "missing signature header");
+        assertRejected(deliveries().post(param(SIGNATURE.toLowerCase(), signature), fresh.body()),
+                "missing signature header");
+        assertThat(rowsOf(fresh.key())).isZero();
     }
 
     @Test
     @Order(5)
     void aQueryParameterBesideTheRealHeadersCountsNeitherForNorAgainst() throws Exception {
-        byte[] body = body();
-        long t = now();
-        String signature = deliveries().signature(t, body);
+        Signed fresh = signedNow();
         String query = param(SIGNATURE, "t=1,v1=00") + "&" + param(EVENT, "evil.query") + "&"
                 + param(EVENT.toLowerCase(), "evil.lower");
 
-        HttpResponse<String> answer = deliveries().post(query, body, SIGNATURE, signature, EVENT, "position.opened");
+        HttpResponse<String> answer = deliveries().post(query, fresh.body(), SIGNATURE, fresh.signature(), EVENT,
+                "position.opened");
 
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         assertThat(answer.body()).isEqualTo("stored");
-        assertThat(InboxRows.event(runtime().database(), deliveries().key(t, body))).isEqualTo("position.opened");
+        assertThat(InboxRows.event(runtime().database(), fresh.key())).isEqualTo("position.opened");
     }
 
     @Test
     @Order(6)
     void aRepeatedSignatureOrEventHeaderIs400AndNothingIsStored() throws Exception {
-        byte[] body = body();
-        long t = now();
-        String signature = deliveries().signature(t, body);
+        Signed fresh = signedNow();
 
-        assertRejected(deliveries().post(null, body, SIGNATURE, signature, EVENT, "position.opened", EVENT,
-                "evil.second"), "repeated signature or event header");
-        assertRejected(deliveries().post(null, body, SIGNATURE, signature, SIGNATURE, signature),
+        assertRejected(post(fresh, EVENT, "position.opened", EVENT, "evil.second"),
                 "repeated signature or event header");
-        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, body))).isZero();
+        assertRejected(post(fresh, SIGNATURE, fresh.signature()), "repeated signature or event header");
+        assertThat(rowsOf(fresh.key())).isZero();
     }
 
     @Test
@@ -142,9 +136,9 @@ public abstract class ConformanceChecks {
         HttpResponse<String> fits = deliveries().post(null, atLimit, SIGNATURE, deliveries().signature(t, atLimit));
 
         assertThat(tooLarge.statusCode()).as(tooLarge.body()).isEqualTo(413);
-        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, over))).isZero();
+        assertThat(rowsOf(deliveries().key(t, over))).isZero();
         assertThat(fits.statusCode()).as(fits.body()).isEqualTo(200);
-        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, atLimit))).isEqualTo(1);
+        assertThat(rowsOf(deliveries().key(t, atLimit))).isEqualTo(1);
         // an oversized body is the sender's mistake, answered: no layer (the HTTP server's included) logs an ERROR
         assertThat(runtime().log().lines().skip(linesBefore).filter(line -> line.contains("ERROR")).toList())
                 .as("ERROR lines while answering an oversized body").isEmpty();
@@ -185,7 +179,7 @@ public abstract class ConformanceChecks {
         long t = now();
         HttpResponse<String> answer = deliveries().post(null, body, SIGNATURE, deliveries().signature(t, body));
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
-        assertThat(InboxRows.count(runtime().database(), deliveries().key(t, body))).isZero();
+        assertThat(rowsOf(deliveries().key(t, body))).isZero();
         await().atMost(READINESS_CHANGE).untilAsserted(() -> assertThat(runtime().log().lines()
                 .filter(line -> line.contains("ERROR") && line.contains("metakit-inbox is incomplete")))
                 .singleElement().asString().contains(leftOut));
@@ -212,6 +206,30 @@ public abstract class ConformanceChecks {
             assertThat(log.lines().filter(line -> line.contains(secret)).toList())
                     .as("lines of the log holding a secret").isEmpty();
         }
+    }
+
+    /** A fresh body, its signature header signed now with the runtime's secret, and the inbox's key for it. */
+    private record Signed(byte[] body, String signature, String key) {
+    }
+
+    private Signed signedNow() {
+        byte[] body = body();
+        long t = now();
+        return new Signed(body, deliveries().signature(t, body), deliveries().key(t, body));
+    }
+
+    /** The delivery posted with its signature header, then {@code moreHeaders} (names and values in pairs). */
+    private HttpResponse<String> post(Signed delivery, String... moreHeaders) throws Exception {
+        String[] headers = new String[moreHeaders.length + 2];
+        headers[0] = SIGNATURE;
+        headers[1] = delivery.signature();
+        System.arraycopy(moreHeaders, 0, headers, 2, moreHeaders.length);
+        return deliveries().post(null, delivery.body(), headers);
+    }
+
+    /** The inbox's rows under {@code deliveryKey}: 0 or 1. */
+    private long rowsOf(String deliveryKey) throws Exception {
+        return InboxRows.count(runtime().database(), deliveryKey);
     }
 
     private static void assertRejected(HttpResponse<String> answer, String reason) {

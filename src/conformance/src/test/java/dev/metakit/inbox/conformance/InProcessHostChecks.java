@@ -3,8 +3,6 @@ package dev.metakit.inbox.conformance;
 import org.apache.camel.CamelContext;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckHelper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
 import java.util.Collection;
 import java.util.Properties;
@@ -15,8 +13,7 @@ import java.util.stream.Collectors;
  * runtime's parts ({@link RuntimeParts}: an embedded PostgreSQL, the sandbox as MetaKit), the bundle's settings as such
  * a host gives them, and Camel's readiness checks as the host's probe invokes them. A subclass starts and stops its host.
  */
-public abstract class InProcessHostChecks extends ConformanceChecks implements RuntimeOnParts {
-    private RuntimeParts parts;
+public abstract class InProcessHostChecks extends ConformanceChecksOnParts {
     private HostLog log;
 
     /** Starts the host serving on {@code port} with the bundle's {@code settings}. */
@@ -25,37 +22,12 @@ public abstract class InProcessHostChecks extends ConformanceChecks implements R
     /** The host's CamelContext, once started. */
     protected abstract CamelContext context();
 
-    /** Stops the host, as its SIGTERM handler would. */
-    protected abstract void stopHost() throws Exception;
-
-    @BeforeAll
-    void boot() throws Exception {
-        parts = RuntimeParts.start(GivenSecrets.random());
+    @Override
+    protected final void startHost(RuntimeParts parts) throws Exception {
         Properties settings = new Properties();
         settings.putAll(parts.settings());
         log = HostLog.fromNow();
         startHost(parts.port(), settings);
-    }
-
-    @AfterAll
-    void close() throws Exception {
-        try {
-            stopHost();
-        } finally {
-            if (parts != null) {
-                parts.close();
-            }
-        }
-    }
-
-    @Override
-    protected RuntimeUnderTest runtime() {
-        return this;
-    }
-
-    @Override
-    public RuntimeParts parts() {
-        return parts;
     }
 
     /** Camel's readiness checks, as the host's probe invokes them. */

@@ -120,6 +120,7 @@ public final class OverloadLoad {
         Socket socket = null;
         OutputStream out = null;
         InputStream in = null;
+        byte[] buf = new byte[8192];
         try {
             socket = connect(url);
             out = socket.getOutputStream();
@@ -157,10 +158,10 @@ public final class OverloadLoad {
                 out.write(head);
                 out.write(body);
                 out.flush();
-                String[] response = readResponse(in);
-                status = Integer.parseInt(response[0]);
-                retryAfter = response[1] != null;
-                if (response[2] != null) {
+                LoadResponse response = LoadResponse.read(in, buf);
+                status = response.status();
+                retryAfter = response.retryAfter() != null;
+                if (response.close()) {
                     socket.close();
                     socket = null;
                 }
@@ -183,78 +184,6 @@ public final class OverloadLoad {
         socket.setSoTimeout(30_000);
         socket.connect(new InetSocketAddress(url.getHost(), url.getPort()), 5000);
         return socket;
-    }
-
-    /** status, Retry-After (or null), "close" when the server closes the connection (or null); the body skipped */
-    private static String[] readResponse(InputStream in) throws IOException {
-        String statusLine = readLine(in);
-        if (statusLine == null || statusLine.length() < 12) {
-            throw new IOException("no status line");
-        }
-        String[] r = {statusLine.substring(9, 12), null, null};
-        long length = 0;
-        boolean chunked = false;
-        for (String line = readLine(in); line != null && !line.isEmpty(); line = readLine(in)) {
-            int colon = line.indexOf(':');
-            if (colon <= 0) {
-                continue;
-            }
-            String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
-            String value = line.substring(colon + 1).trim();
-            switch (name) {
-                case "content-length" -> length = Long.parseLong(value);
-                case "retry-after" -> r[1] = value;
-                case "connection" -> r[2] = value.equalsIgnoreCase("close") ? "close" : null;
-                case "transfer-encoding" -> chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
-                default -> { }
-            }
-        }
-        if (chunked) {
-            for (long size = chunkSize(in); size > 0; size = chunkSize(in)) {
-                skip(in, size);
-                readLine(in); // the CRLF after the chunk
-            }
-            for (String trailer = readLine(in); trailer != null && !trailer.isEmpty(); trailer = readLine(in)) {
-                // trailers: none expected, skipped
-            }
-            return r;
-        }
-        skip(in, length);
-        return r;
-    }
-
-    private static long chunkSize(InputStream in) throws IOException {
-        String line = readLine(in);
-        if (line == null) {
-            throw new IOException("closed mid-body");
-        }
-        int semicolon = line.indexOf(';');
-        return Long.parseLong((semicolon < 0 ? line : line.substring(0, semicolon)).trim(), 16);
-    }
-
-    private static void skip(InputStream in, long length) throws IOException {
-        for (long skipped = 0; skipped < length; ) {
-            long s = in.skip(length - skipped);
-            if (s <= 0) {
-                if (in.read() < 0) {
-                    throw new IOException("closed mid-body");
-                }
-                s = 1;
-            }
-            skipped += s;
-        }
-    }
-
-    private static String readLine(InputStream in) throws IOException {
-        StringBuilder b = new StringBuilder(64);
-        for (int c = in.read(); c >= 0; c = in.read()) {
-            if (c == '\n') {
-                int len = b.length();
-                return len > 0 && b.charAt(len - 1) == '\r' ? b.substring(0, len - 1) : b.toString();
-            }
-            b.append((char) c);
-        }
-        return b.length() == 0 ? null : b.toString();
     }
 
     private static void close(Socket socket) {

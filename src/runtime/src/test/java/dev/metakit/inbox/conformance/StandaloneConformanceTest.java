@@ -3,8 +3,6 @@ package dev.metakit.inbox.conformance;
 import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
 import org.apache.logging.log4j.Level;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
 import java.net.URI;
 import java.net.http.HttpResponse;
@@ -13,39 +11,24 @@ import java.net.http.HttpResponse;
  * The conformance checks against the standalone run (camel-main, its Vert.x front door, /observe/health/ready on the
  * management port), booted as {@code java -jar} boots it, once for the checks.
  */
-class StandaloneConformanceTest extends ConformanceChecks implements RuntimeOnParts {
-    private RuntimeParts parts;
+class StandaloneConformanceTest extends ConformanceChecksOnParts {
     private LogCapture log;
     private RunningInbox inbox;
 
-    @BeforeAll
-    void boot() throws Exception {
-        parts = RuntimeParts.start(GivenSecrets.random());
+    @Override
+    protected void startHost(RuntimeParts parts) {
         log = LogCapture.atOrAbove(Level.ALL);
         inbox = RunningInbox.start(parts.settings());
     }
 
-    @AfterAll
-    void stop() throws Exception {
+    @Override
+    protected void stopHost() {
         if (inbox != null) {
             inbox.close();
         }
         if (log != null) {
             log.close();
         }
-        if (parts != null) {
-            parts.close();
-        }
-    }
-
-    @Override
-    protected RuntimeUnderTest runtime() {
-        return this;
-    }
-
-    @Override
-    public RuntimeParts parts() {
-        return parts;
     }
 
     @Override

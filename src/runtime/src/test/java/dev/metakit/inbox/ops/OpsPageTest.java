@@ -44,6 +44,8 @@ import static org.awaitility.Awaitility.await;
 /** The ops page: off by default, token-protected, and working in a real headless Chromium. */
 class OpsPageTest {
     static final String TOKEN = "ops-token-0123456789abcdef";
+    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
     @RegisterExtension
     final InboxFixture fixture = new InboxFixture();
     private final FakeMetaKit metakit = fixture.metakit();
@@ -119,11 +121,7 @@ class OpsPageTest {
 
     @Test
     void inHeadlessChromiumThePageLoadsAndRequeueAndReconcileNowWork() throws Exception {
-        Path chromium = Path.of("/usr/bin/chromium");
-        Path driverBinary = Path.of("/usr/bin/chromedriver");
-        Assumptions.assumeTrue(Files.isExecutable(chromium) && Files.isExecutable(driverBinary),
-                "SKIPPED: the ops page browser test needs Debian's chromium and chromium-driver"
-                        + " (apt-get install chromium chromium-driver; .ci/run installs them)");
+        assumeChromium();
 
         metakit.open(2, 20, "0.10", "0", "0", fixture.t0());
         metakit.webhooks("[{\"id\":\"wh_1\",\"url\":\"https://x/hooks\",\"lastDeliveryStatus\":\"succeeded\","
@@ -139,13 +137,7 @@ class OpsPageTest {
         await().atMost(Duration.ofSeconds(15)).until(() -> scalar("select count(*) from webhook_endpoints") == 1);
         String failedKey = failedKey();
 
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(chromium.toFile());
-        options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1200,1000");
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(driverBinary.toFile()).usingAnyFreePort().build();
-        WebDriver browser = new ChromeDriver(service, options);
+        WebDriver browser = headlessChromium();
         try {
             browser.get(inbox.managementUri("/ops") + "#token=" + TOKEN);
             onPage().until(() ->
@@ -189,19 +181,14 @@ class OpsPageTest {
 
     @Test
     void inHeadlessChromiumTheRotateButtonRotatesTheWebhookSecretAndThePageShowsNoSecret() throws Exception {
-        Path chromium = Path.of("/usr/bin/chromium");
-        Path driverBinary = Path.of("/usr/bin/chromedriver");
-        Assumptions.assumeTrue(Files.isExecutable(chromium) && Files.isExecutable(driverBinary),
-                "SKIPPED: the ops page browser test needs Debian's chromium and chromium-driver"
-                        + " (apt-get install chromium chromium-driver; .ci/run installs them)");
+        assumeChromium();
         try (RotationRig rig = new RotationRig("http://127.0.0.1:9/hooks/metakit", Duration.ofMinutes(5), 0)) {
             rig.storeFirstSecret();
             Map<String, String> settings = rig.settings(RunningInbox.freePort());
             settings.put("metakit.ops.token", TOKEN);
             RunningInbox rotating = rig.start(settings);
 
-            WebDriver browser = new ChromeDriver(new ChromeDriverService.Builder()
-                    .usingDriverExecutable(driverBinary.toFile()).usingAnyFreePort().build(), headless(chromium));
+            WebDriver browser = headlessChromium();
             try {
                 browser.get(rotating.managementUri("/ops") + "#token=" + TOKEN);
                 onPage().until(() ->
@@ -227,12 +214,19 @@ class OpsPageTest {
         }
     }
 
-    private static ChromeOptions headless(Path chromium) {
+    private static void assumeChromium() {
+        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
+                "SKIPPED: the ops page browser test needs Debian's chromium and chromium-driver"
+                        + " (apt-get install chromium chromium-driver; .ci/run installs them)");
+    }
+
+    private static WebDriver headlessChromium() {
         ChromeOptions options = new ChromeOptions();
-        options.setBinary(chromium.toFile());
+        options.setBinary(CHROMIUM.toFile());
         options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=1200,1000");
-        return options;
+        return new ChromeDriver(new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
+                .usingAnyFreePort().build(), options);
     }
 
     /** Labelled times every 10 minutes of the last hour (UTC), and a scale in deliveries per minute that fits the bars. */

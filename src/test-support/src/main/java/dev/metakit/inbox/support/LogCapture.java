@@ -9,19 +9,32 @@ import org.apache.logging.log4j.core.config.Property;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /** Collects the log lines at or above a level that the whole process writes while it is open. */
 public final class LogCapture extends AbstractAppender implements AutoCloseable {
     private final Level threshold;
+    private final Predicate<String> keep;
     private final List<String> lines = new CopyOnWriteArrayList<>();
+    private final AtomicLong seen = new AtomicLong();
 
-    private LogCapture(Level threshold) {
+    private LogCapture(Level threshold, Predicate<String> keep) {
         super("test-capture-" + System.nanoTime(), null, null, true, Property.EMPTY_ARRAY);
         this.threshold = threshold;
+        this.keep = keep;
     }
 
     public static LogCapture atOrAbove(Level threshold) {
-        LogCapture capture = new LogCapture(threshold);
+        return keeping(threshold, line -> true);
+    }
+
+    /**
+     * Counts every line at or above {@code threshold} and keeps only those that {@code keep} accepts: for a log too
+     * large to hold (every logger at TRACE).
+     */
+    public static LogCapture keeping(Level threshold, Predicate<String> keep) {
+        LogCapture capture = new LogCapture(threshold, keep);
         capture.start();
         LoggerContext context = (LoggerContext) LogManager.getContext(false);
         context.getConfiguration().getRootLogger().addAppender(capture, null, null);
@@ -32,14 +45,24 @@ public final class LogCapture extends AbstractAppender implements AutoCloseable 
     @Override
     public void append(LogEvent event) {
         if (event.getLevel().isMoreSpecificThan(threshold)) {
-            lines.add(event.getLevel() + " " + event.getLoggerName() + " - "
+            seen.incrementAndGet();
+            String line = event.getLevel() + " " + event.getLoggerName() + " - "
                     + event.getMessage().getFormattedMessage()
-                    + (event.getThrown() == null ? "" : " " + event.getThrown()));
+                    + (event.getThrown() == null ? "" : " " + event.getThrown());
+            if (keep.test(line)) {
+                lines.add(line);
+            }
         }
     }
 
+    /** The lines kept, in the order they were written. */
     public List<String> lines() {
         return List.copyOf(lines);
+    }
+
+    /** How many lines at or above the threshold were written, kept or not. */
+    public long seen() {
+        return seen.get();
     }
 
     @Override

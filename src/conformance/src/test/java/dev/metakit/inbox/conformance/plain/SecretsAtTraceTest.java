@@ -2,14 +2,11 @@ package dev.metakit.inbox.conformance.plain;
 
 import dev.metakit.inbox.conformance.GivenSecrets;
 import dev.metakit.inbox.conformance.RuntimeParts;
+import dev.metakit.inbox.support.LogCapture;
 import org.apache.camel.CamelContext;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
-import org.apache.logging.log4j.core.LogEvent;
-import org.apache.logging.log4j.core.LoggerContext;
-import org.apache.logging.log4j.core.appender.AbstractAppender;
 import org.apache.logging.log4j.core.config.Configurator;
-import org.apache.logging.log4j.core.config.Property;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -19,8 +16,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -40,7 +35,7 @@ class SecretsAtTraceTest {
         all.add(rotationKey);
 
         Level before = LogManager.getRootLogger().getLevel();
-        SecretLines lines = SecretLines.capture(all);
+        LogCapture lines = LogCapture.keeping(Level.ALL, line -> all.stream().anyMatch(line::contains));
         Configurator.setRootLevel(Level.TRACE);
         try (RuntimeParts parts = RuntimeParts.start(secrets)) {
             Properties settings = new Properties();
@@ -62,9 +57,9 @@ class SecretsAtTraceTest {
         assertThat(lines.seen()).as("log lines written at TRACE").isGreaterThan(1000);
         // the one exception (docs/architecture.md "The same promises in every runtime"): Apache HttpClient, which the
         // MetaKit API calls go through, writes every request header it sends at DEBUG, the Authorization header too
-        assertThat(lines.holdingASecret()).as("log lines holding a secret, but HttpClient's request headers")
+        assertThat(lines.lines()).as("log lines holding a secret, but HttpClient's request headers")
                 .allSatisfy(line -> assertThat(line)
-                        .matches("org\\.apache\\.hc\\.client5\\.http\\.(headers|wire) DEBUG .*")
+                        .matches("DEBUG org\\.apache\\.hc\\.client5\\.http\\.(headers|wire) - .*")
                         .contains("Authorization: Bearer " + secrets.apiKey()));
     }
 
@@ -72,52 +67,5 @@ class SecretsAtTraceTest {
         byte[] key = new byte[32];
         new SecureRandom().nextBytes(key);
         return Base64.getEncoder().encodeToString(key);
-    }
-
-    /** Every log line of the process while open, at any level; keeps the ones that hold one of the secrets. */
-    private static final class SecretLines extends AbstractAppender implements AutoCloseable {
-        private final List<String> secrets;
-        private final List<String> holding = new CopyOnWriteArrayList<>();
-        private final AtomicLong seen = new AtomicLong();
-
-        private SecretLines(List<String> secrets) {
-            super("secret-lines-" + System.nanoTime(), null, null, true, Property.EMPTY_ARRAY);
-            this.secrets = secrets;
-        }
-
-        static SecretLines capture(List<String> secrets) {
-            SecretLines capture = new SecretLines(secrets);
-            capture.start();
-            LoggerContext context = (LoggerContext) LogManager.getContext(false);
-            context.getConfiguration().getRootLogger().addAppender(capture, Level.ALL, null);
-            context.updateLoggers();
-            return capture;
-        }
-
-        @Override
-        public void append(LogEvent event) {
-            seen.incrementAndGet();
-            String line = event.getLoggerName() + " " + event.getLevel() + " " + event.getMessage().getFormattedMessage()
-                    + (event.getThrown() == null ? "" : " " + event.getThrown());
-            if (secrets.stream().anyMatch(line::contains)) {
-                holding.add(line.length() > 400 ? line.substring(0, 400) + "..." : line);
-            }
-        }
-
-        long seen() {
-            return seen.get();
-        }
-
-        List<String> holdingASecret() {
-            return List.copyOf(holding);
-        }
-
-        @Override
-        public void close() {
-            LoggerContext context = (LoggerContext) LogManager.getContext(false);
-            context.getConfiguration().getRootLogger().removeAppender(getName());
-            context.updateLoggers();
-            stop();
-        }
     }
 }
