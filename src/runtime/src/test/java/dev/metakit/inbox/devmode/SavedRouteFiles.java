@@ -86,7 +86,8 @@ final class SavedRouteFiles {
 
     /**
      * Posts distinct signed deliveries one after the other while {@code during} runs, and for a second after it, and
-     * returns every answer's status (and body, for a failure).
+     * returns every answer: its status, Retry-After when it has one, and body ({@code 200 stored},
+     * {@code 503 Retry-After:1 ...}).
      */
     List<String> answersWhile(ThrowingRunnable during) throws Exception {
         List<String> answers = new CopyOnWriteArrayList<>();
@@ -98,9 +99,8 @@ final class SavedRouteFiles {
                         + ",\"at\":" + System.nanoTime() + ",\"data\":{}}").getBytes(StandardCharsets.UTF_8);
                 try {
                     var response = inbox.postSigned(body, "webhook.test");
-                    answers.add(response.statusCode() + (response.statusCode() / 100 == 2 ? ""
-                            : " " + response.headers().firstValue("Retry-After").map(r -> "Retry-After:" + r + " ")
-                            .orElse("") + response.body()));
+                    answers.add(response.statusCode() + " " + response.headers().firstValue("Retry-After")
+                            .map(r -> "Retry-After:" + r + " ").orElse("") + response.body());
                 } catch (IOException e) {
                     answers.add("io " + e);
                 } catch (InterruptedException e) {
