@@ -28,6 +28,9 @@ final class SavedRouteFiles {
     private final Path routes;
     private final AtomicInteger reloads = new AtomicInteger();
     private RunningInbox inbox;
+    /** when the last {@link #answersWhile}'s first and last answer other than 2xx came (System.nanoTime), if any */
+    private volatile long firstRefusedAt;
+    private volatile long lastRefusedAt;
 
     SavedRouteFiles(Path routes) throws IOException {
         this.routes = routes;
@@ -91,6 +94,8 @@ final class SavedRouteFiles {
      */
     List<String> answersWhile(ThrowingRunnable during) throws Exception {
         List<String> answers = new CopyOnWriteArrayList<>();
+        firstRefusedAt = 0;
+        lastRefusedAt = 0;
         AtomicInteger n = new AtomicInteger();
         var running = new java.util.concurrent.atomic.AtomicBoolean(true);
         Thread load = new Thread(() -> {
@@ -101,6 +106,10 @@ final class SavedRouteFiles {
                     var response = inbox.postSigned(body, "webhook.test");
                     answers.add(response.statusCode() + " " + response.headers().firstValue("Retry-After")
                             .map(r -> "Retry-After:" + r + " ").orElse("") + response.body());
+                    if (response.statusCode() / 100 != 2) {
+                        lastRefusedAt = System.nanoTime();
+                        firstRefusedAt = firstRefusedAt == 0 ? lastRefusedAt : firstRefusedAt;
+                    }
                 } catch (IOException e) {
                     answers.add("io " + e);
                 } catch (InterruptedException e) {
@@ -120,6 +129,14 @@ final class SavedRouteFiles {
             load.join(30_000);
         }
         return answers;
+    }
+
+    /**
+     * From the first to the last answer other than 2xx during the last {@link #answersWhile} (0 when none): what a
+     * save cost on this machine, for a test to print (never to assert: it is the machine's speed).
+     */
+    long refusedForMillis() {
+        return firstRefusedAt == 0 ? 0 : (lastRefusedAt - firstRefusedAt) / 1_000_000;
     }
 
     interface ThrowingRunnable {
