@@ -15,6 +15,8 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The standalone run's route files: loaded by {@link RouteFileLoader} (a file without routes is a file left out), and,
@@ -67,15 +69,27 @@ public final class RouteFiles extends MainListenerSupport {
             return; // reload off: an edit reaches the bundle at its next start
         }
         ResourceReload camels = reload.getResourceReload();
-        reload.setResourceReload((name, resource) -> onSave(context, camels, name, resource));
+        Map<Path, String> loaded = new ConcurrentHashMap<>();
+        reload.setResourceReload((name, resource) -> onSave(context, camels, loaded, name, resource));
     }
 
-    private static void onSave(CamelContext context, ResourceReload camels, String name, Resource resource)
-            throws Exception {
+    /**
+     * One save, one reload: an editor's save (empty the file, write it) is often two change events, and the second,
+     * read after the first was reloaded, finds the same text. Reloading it again would swap its routes once more (for
+     * the ingest route, another moment of 503), and a file that does not load would be told twice.
+     */
+    private static void onSave(CamelContext context, ResourceReload camels, Map<Path, String> loaded, String name,
+                               Resource resource) throws Exception {
         Path file = Path.of(name);
         if (isEmpty(file) && !writtenWithin(file, SETTLE_MILLIS)) {
             // emptied on purpose: as a file without routes, at the next start as now
+            loaded.remove(file);
             new NoRoutes(resource).updateRoutesToCamelContext(context);
+            return;
+        }
+        String text = Files.readString(file);
+        if (text.equals(loaded.put(file, text))) {
+            LOG.debug("Route file {} saved again unchanged: its last reload stands", file);
             return;
         }
         try {

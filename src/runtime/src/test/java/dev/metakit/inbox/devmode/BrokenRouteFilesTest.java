@@ -129,8 +129,10 @@ class BrokenRouteFilesTest {
             files.saveAndAwaitReload("status.camel.yaml", text -> original);
             await().atMost(Duration.ofSeconds(30)).until(() ->
                     inbox.management("/observe/health/ready").statusCode() == 200);
-            assertThat(errors.lines()).singleElement().asString()
-                    .contains("metakit-inbox is incomplete, missing: " + STATUS_ROUTE + ". Readiness is DOWN");
+            // the bundle's own answer, once (Camel's route health check may fail on a route removed while it reads
+            // readiness: an ERROR of Camel's, not this answer)
+            assertThat(errors.lines()).filteredOn(l -> l.contains("metakit-inbox is incomplete")).singleElement()
+                    .asString().contains("metakit-inbox is incomplete, missing: " + STATUS_ROUTE + ". Readiness is DOWN");
         }
     }
 
