@@ -87,7 +87,7 @@ public final class RouteFiles extends MainListenerSupport {
             new NoRoutes(resource).updateRoutesToCamelContext(context);
             return;
         }
-        String text = Files.readString(file);
+        String text = textOf(file);
         if (text.equals(loaded.put(file, text))) {
             LOG.debug("Route file {} saved again unchanged: its last reload stands", file);
             return;
@@ -99,6 +99,15 @@ public final class RouteFiles extends MainListenerSupport {
                     + e.getMessage());
             LOG.warn("{}. Not reloaded: its routes run as before until the file is saved again", why);
             // not rethrown: Camel would report it once more, with a stack trace and without the line
+        }
+    }
+
+    /** The file's text; for a file gone meanwhile none, and Camel's reload says what it says of a missing file. */
+    private static String textOf(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException gone) {
+            return "";
         }
     }
 
