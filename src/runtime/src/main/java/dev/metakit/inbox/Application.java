@@ -3,9 +3,12 @@ package dev.metakit.inbox;
 import dev.metakit.inbox.config.ConfigurationException;
 import dev.metakit.inbox.config.EnumeratedSettings;
 import dev.metakit.inbox.config.EnvironmentNames;
+import dev.metakit.inbox.routefiles.RouteFileError;
+import dev.metakit.inbox.routefiles.RouteFiles;
 import org.apache.camel.main.Main;
 
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.function.Function;
 
 /** Runs the bundle standalone on camel-main. */
@@ -52,17 +55,32 @@ public final class Application {
         // a default, not a key of application.properties: there it would also override the files `camel run` is given
         // (CAMEL_MAIN_ROUTESINCLUDEPATTERN, as ./run.sh sets it, still overrides this)
         main.configure().setRoutesIncludePattern("classpath:routes/*.camel.yaml");
+        // a route file left without routes is a file left out; a save that does not load is one line (routefiles)
+        main.addMainListener(new RouteFiles());
         // sandbox or the user's own run: decided once the effective configuration is known (RunMode)
         main.addMainListener(new RunMode(env, workingDirectory));
         return main;
     }
 
     private static void exitOnConfigurationError(Throwable failure) {
+        startupError(failure).ifPresent(line -> {
+            System.err.println(line);
+            System.exit(2);
+        });
+    }
+
+    /**
+     * The one line a failed start prints, for a failure that is the operator's to fix: a missing or unusable setting,
+     * a route file that does not load (its line and the parser's words). Empty for any other failure (its stack trace
+     * is the report).
+     */
+    public static Optional<String> startupError(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof ConfigurationException) {
-                System.err.println("metakit-inbox: " + t.getMessage());
-                System.exit(2);
+                return Optional.of("metakit-inbox: " + t.getMessage());
             }
         }
+        return RouteFileError.describe(failure).map(line -> "metakit-inbox: " + line
+                + ". The bundle does not start on it: fix the file and start again");
     }
 }

@@ -73,6 +73,8 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     private boolean contextStopping;
     /** the refusal the last ERROR line reported, null when none or the bundle was complete since */
     private String reported;
+    /** the routes the last ERROR line named */
+    private Set<String> reportedRoutes = Set.of();
     /** System.nanoTime() when a route went away at runtime, while one is away */
     private Long awaySince;
     private boolean recheckScheduled;
@@ -193,12 +195,20 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
         }
     }
 
-    /** One ERROR line for an incompleteness not told yet: which routes, and how to register each. */
+    /**
+     * One ERROR line for an incompleteness not told yet: which routes, and how to register each. A route of those told
+     * that is on its way back (added, not started yet) is no news.
+     */
     private synchronized void report() {
         String now = refusal;
         if (now == null || contextStopping || !contextStarted || now.equals(reported)) {
             return;
         }
+        Set<String> away = gaps().values().stream().flatMap(List::stream).collect(Collectors.toSet());
+        if (reported != null && reportedRoutes.containsAll(away)) {
+            return;
+        }
+        reportedRoutes = away;
         LOG.error("{}. Readiness is DOWN and deliveries are answered 503 until they run: {}. A route replaced on"
                 + " purpose is named in METAKIT_ROUTES_REPLACED (metakit.routes.replaced)", now, remedies(gaps()));
         reported = now;

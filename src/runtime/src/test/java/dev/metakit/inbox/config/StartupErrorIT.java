@@ -3,12 +3,14 @@ package dev.metakit.inbox.config;
 import dev.metakit.inbox.support.ChildEnvironment;
 import dev.metakit.inbox.support.ChildJvm;
 import dev.metakit.inbox.support.InboxProcess;
+import dev.metakit.inbox.support.RunningInbox;
 import org.assertj.core.api.AbstractStringAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,6 +90,23 @@ class StartupErrorIT {
     void anUnknownSwitchValueStopsStartupWithOneLine() throws Exception {
         assertStopsWithOneLine(Map.of("METAKIT_OPS_ENABLED", "yes", "HTTP_PORT", "0", "MANAGEMENT_PORT", "0"))
                 .isEqualTo("metakit-inbox: metakit.ops.enabled (METAKIT_OPS_ENABLED) must be true or false, got 'yes'");
+    }
+
+    @Test
+    void aRouteFileWithInvalidYamlStopsStartupWithOneLineNamingItsLine() throws Exception {
+        Path routes = Files.createDirectories(workDir.resolve("routes"));
+        RunningInbox.copyRouteFiles(routes);
+        Path status = routes.resolve("status.camel.yaml");
+        String text = Files.readString(status);
+        // a tab where the route's id is indented: YAML refuses tabs for indentation
+        Files.writeString(status, text.replace("    id: metakit-delivery-status-watch",
+                "\t  id: metakit-delivery-status-watch"));
+        long line = text.substring(0, text.indexOf("    id: metakit-delivery-status-watch")).lines().count() + 1;
+        assertStopsWithOneLine(Map.of("METAKIT_WEBHOOK_SECRET", "s", "METAKIT_API_KEY", "k", "HTTP_PORT", "0",
+                "MANAGEMENT_PORT", "0", "METAKIT_DATABASE_EMBEDDED_DIR", workDir.resolve("pg").toString(),
+                "CAMEL_MAIN_ROUTESINCLUDEPATTERN", "file:routes/*.camel.yaml"))
+                .startsWith("metakit-inbox: route file routes/status.camel.yaml, line " + line + ", column 1: found"
+                        + " character '\\t(TAB)' that cannot start any token");
     }
 
     @Test

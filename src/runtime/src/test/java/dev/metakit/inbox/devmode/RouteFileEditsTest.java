@@ -3,6 +3,7 @@ package dev.metakit.inbox.devmode;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.LogCapture;
+import dev.metakit.inbox.support.Metrics;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestSignatures;
@@ -127,28 +128,55 @@ class RouteFileEditsTest {
                 + " where gap < interval '1800 milliseconds'")).isZero();
     }
 
+    /**
+     * The filter docs/routes.md shows, saved while deliveries arrive: the ingest route itself is swapped, so for that
+     * moment the front door answers 503 with Retry-After (MetaKit retries), and nothing else: no ERROR, no other
+     * answer, and every delivery answered "stored" has its row. A dropped delivery is answered 200 and stores nothing;
+     * the meters count the answer, not the row.
+     */
     @Test
-    void anEventFilterAnswersTheEventsItDrops200AndStoresNone(@TempDir Path routes) throws Exception {
+    void anEventFilterAnswersTheEventsItDrops200AndStoresNoneAndTheMetersCountTheAnswer(@TempDir Path routes)
+            throws Exception {
         SavedRouteFiles files = new SavedRouteFiles(routes);
         RunningInbox inbox = files.start(fixture, Map.of());
 
-        files.saveAndAwaitReload("ingest.camel.yaml", text -> text.replace(VERIFY, VERIFY + """
-                        - filter:
-                            id: drop-test-events
-                            simple: "${header.X-MetaKit-Event} == 'webhook.test'"
-                            steps:
-                              - setBody:
-                                  constant: "ignored"
-                              - stop: {}
-                """));
+        List<String> answers;
+        try (LogCapture log = LogCapture.atOrAbove(Level.WARN)) {
+            answers = files.answersWhile(() -> files.saveAndAwaitReload("ingest.camel.yaml",
+                    text -> text.replace(VERIFY, VERIFY + FILTER)));
+            assertThat(answers).isNotEmpty().allMatch(a -> a.startsWith("200 ") || a.startsWith("503 Retry-After:1"));
+            assertThat(log.lines()).noneMatch(l -> l.startsWith("ERROR"))
+                    .noneMatch(l -> l.contains("Reload") || l.contains("RouteFiles"));
+        }
+        // the load's deliveries (account 1, webhook.test events): stored before the filter ran, ignored after
+        long acked = answers.stream().filter(a -> a.equals("200 stored")).count();
+        assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where account_id = 1")).isEqualTo(acked);
+        System.out.printf("saving ingest.camel.yaml: %d answers, %d of them 503 with Retry-After, over %d ms%n",
+                answers.size(), answers.stream().filter(a -> a.startsWith("503")).count(), files.refusedForMillis());
 
         long rows = TestDatabase.scalar("select count(*) from webhook_inbox");
+        String before = inbox.metrics();
         byte[] test = "{\"event\":\"webhook.test\",\"account_id\":1,\"data\":{}}".getBytes(StandardCharsets.UTF_8);
         assertThat(answerRetried(inbox, test, "webhook.test")).isEqualTo("200 ignored");
         assertThat(TestDatabase.scalar("select count(*) from webhook_inbox")).isEqualTo(rows);
+        String after = inbox.metrics();
+        for (String meter : List.of("metakit_webhook_accepted_total", "metakit_webhook_stored_total")) {
+            assertThat(Metrics.value(after, meter)).as(meter).isEqualTo(Metrics.value(before, meter) + 1);
+        }
         assertThat(answerRetried(inbox, event("position.opened", 4, 1))).isEqualTo("200 stored");
         assertThat(TestDatabase.scalar("select count(*) from webhook_inbox")).isEqualTo(rows + 1);
     }
+
+    /** an integrator's filter after the signature check (docs/routes.md): test events answered 200, not stored */
+    private static final String FILTER = """
+                    - filter:
+                        id: drop-test-events
+                        simple: "${header.X-MetaKit-Event} == 'webhook.test'"
+                        steps:
+                          - setBody:
+                              constant: "ignored"
+                          - stop: {}
+            """;
 
     private static final String DOORBELL = """
                                   - process:

@@ -28,6 +28,9 @@ final class SavedRouteFiles {
     private final Path routes;
     private final AtomicInteger reloads = new AtomicInteger();
     private RunningInbox inbox;
+    /** when the last {@link #answersWhile}'s first and last answer other than 2xx came (System.nanoTime), if any */
+    private volatile long firstRefusedAt;
+    private volatile long lastRefusedAt;
 
     SavedRouteFiles(Path routes) throws IOException {
         this.routes = routes;
@@ -86,10 +89,13 @@ final class SavedRouteFiles {
 
     /**
      * Posts distinct signed deliveries one after the other while {@code during} runs, and for a second after it, and
-     * returns every answer's status (and body, for a failure).
+     * returns every answer: its status, Retry-After when it has one, and body ({@code 200 stored},
+     * {@code 503 Retry-After:1 ...}).
      */
     List<String> answersWhile(ThrowingRunnable during) throws Exception {
         List<String> answers = new CopyOnWriteArrayList<>();
+        firstRefusedAt = 0;
+        lastRefusedAt = 0;
         AtomicInteger n = new AtomicInteger();
         var running = new java.util.concurrent.atomic.AtomicBoolean(true);
         Thread load = new Thread(() -> {
@@ -98,9 +104,12 @@ final class SavedRouteFiles {
                         + ",\"at\":" + System.nanoTime() + ",\"data\":{}}").getBytes(StandardCharsets.UTF_8);
                 try {
                     var response = inbox.postSigned(body, "webhook.test");
-                    answers.add(response.statusCode() + (response.statusCode() / 100 == 2 ? ""
-                            : " " + response.headers().firstValue("Retry-After").map(r -> "Retry-After:" + r + " ")
-                            .orElse("") + response.body()));
+                    answers.add(response.statusCode() + " " + response.headers().firstValue("Retry-After")
+                            .map(r -> "Retry-After:" + r + " ").orElse("") + response.body());
+                    if (response.statusCode() / 100 != 2) {
+                        lastRefusedAt = System.nanoTime();
+                        firstRefusedAt = firstRefusedAt == 0 ? lastRefusedAt : firstRefusedAt;
+                    }
                 } catch (IOException e) {
                     answers.add("io " + e);
                 } catch (InterruptedException e) {
@@ -120,6 +129,14 @@ final class SavedRouteFiles {
             load.join(30_000);
         }
         return answers;
+    }
+
+    /**
+     * From the first to the last answer other than 2xx during the last {@link #answersWhile} (0 when none): what a
+     * save cost on this machine, for a test to print (never to assert: it is the machine's speed).
+     */
+    long refusedForMillis() {
+        return firstRefusedAt == 0 ? 0 : (lastRefusedAt - firstRefusedAt) / 1_000_000;
     }
 
     interface ThrowingRunnable {

@@ -1,0 +1,133 @@
+package dev.metakit.inbox.routefiles;
+
+import org.apache.camel.CamelContext;
+import org.apache.camel.RuntimeCamelException;
+import org.apache.camel.StartupListener;
+import org.apache.camel.main.BaseMainSupport;
+import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.spi.Resource;
+import org.apache.camel.spi.ResourceReload;
+import org.apache.camel.support.RouteWatcherReloadStrategy;
+import org.apache.camel.support.service.ServiceHelper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The standalone run's route files: loaded by {@link RouteFileLoader} (a file without routes is a file left out), and,
+ * with camel-main's route reload on, answered when saved.
+ *
+ * <p>A save into a running bundle's watched route files (camel-main's route reload) that cannot be loaded is answered in
+ * one WARN line naming the file, the line and the parser's words; the routes it held run on as they were. Camel
+ * itself logs such a save as "Error reloading routes ... Error pre-parsing resource" with a stack trace, and neither
+ * the line nor the problem.
+ *
+ * <p>A file found empty (no byte) is most often an editor's save caught between emptying the file and writing it: it
+ * loads once written. Still empty a moment later, it is a file without routes ({@link NoRoutes}).
+ */
+public final class RouteFiles extends MainListenerSupport {
+    private static final Logger LOG = LoggerFactory.getLogger(RouteFiles.class);
+    /** how long a file found empty is given to be written before it counts as emptied */
+    private static final long SETTLE_MILLIS = 500;
+
+    /**
+     * Before camel-main loads the route files: Camel takes a YAML loader from the registry before its own. Once the
+     * context has started (camel-main's reload watcher with it), its saves are answered here.
+     */
+    @Override
+    public void beforeConfigure(BaseMainSupport main) {
+        CamelContext context = main.getCamelContext();
+        RouteFileLoader loader = new RouteFileLoader();
+        loader.setCamelContext(context);
+        ServiceHelper.startService(loader);
+        context.getRegistry().bind("routeFileLoader", loader);
+        try {
+            context.addStartupListener(new StartupListener() {
+                @Override
+                public void onCamelContextStarted(CamelContext started, boolean alreadyStarted) {
+                    // the reload watcher is not started yet: it is once every service is
+                }
+
+                @Override
+                public void onCamelContextFullyStarted(CamelContext started, boolean alreadyStarted) {
+                    answerSaves(started);
+                }
+            });
+        } catch (Exception e) {
+            throw RuntimeCamelException.wrapRuntimeException(e);
+        }
+    }
+
+    private static void answerSaves(CamelContext context) {
+        RouteWatcherReloadStrategy reload = context.hasService(RouteWatcherReloadStrategy.class);
+        if (reload == null || reload.getResourceReload() == null) {
+            return; // reload off: an edit reaches the bundle at its next start
+        }
+        ResourceReload camels = reload.getResourceReload();
+        Map<Path, String> loaded = new ConcurrentHashMap<>();
+        reload.setResourceReload((name, resource) -> onSave(context, camels, loaded, name, resource));
+    }
+
+    /**
+     * One save, one reload: an editor's save (empty the file, write it) is often two change events, and the second,
+     * read after the first was reloaded, finds the same text. Reloading it again would swap its routes once more (for
+     * the ingest route, another moment of 503), and a file that does not load would be told twice.
+     */
+    private static void onSave(CamelContext context, ResourceReload camels, Map<Path, String> loaded, String name,
+                               Resource resource) throws Exception {
+        Path file = Path.of(name);
+        if (isEmpty(file) && !writtenWithin(file, SETTLE_MILLIS)) {
+            // emptied on purpose: as a file without routes, at the next start as now
+            loaded.remove(file);
+            new NoRoutes(resource).updateRoutesToCamelContext(context);
+            return;
+        }
+        String text = textOf(file);
+        if (text.equals(loaded.put(file, text))) {
+            LOG.debug("Route file {} saved again unchanged: its last reload stands", file);
+            return;
+        }
+        try {
+            camels.onReload(name, resource);
+        } catch (Exception e) {
+            String why = RouteFileError.describe(e).orElse(RouteFileError.shortName(resource.getLocation()) + ": "
+                    + e.getMessage());
+            LOG.warn("{}. Not reloaded: its routes run as before until the file is saved again", why);
+            // not rethrown: Camel would report it once more, with a stack trace and without the line
+        }
+    }
+
+    /** The file's text; for a file gone meanwhile none, and Camel's reload says what it says of a missing file. */
+    private static String textOf(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException gone) {
+            return "";
+        }
+    }
+
+    private static boolean isEmpty(Path file) {
+        try {
+            return Files.exists(file) && Files.size(file) == 0;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Whether an empty file gets its text within {@code millis} (an editor's save in two writes): then it loads. */
+    private static boolean writtenWithin(Path file, long millis) throws InterruptedException {
+        long until = System.nanoTime() + millis * 1_000_000;
+        while (System.nanoTime() < until) {
+            if (!isEmpty(file)) {
+                return true;
+            }
+            Thread.sleep(50);
+        }
+        return !isEmpty(file);
+    }
+}
