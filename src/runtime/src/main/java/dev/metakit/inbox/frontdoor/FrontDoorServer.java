@@ -139,14 +139,21 @@ final class FrontDoorServer extends VertxPlatformHttpServer {
     /**
      * A reload of the ingest route's file removes the route and adds its new version: in between (under a second) the
      * webhook's path has no route, or one whose consumer is stopping. A delivery then is answered 503 with
-     * Retry-After, which MetaKit retries, never a 404 it would take for a wrong URL.
+     * Retry-After, which MetaKit retries, never a 404 it would take for a wrong URL. A consumer that is stopping
+     * answers a bare 503, or a bare 500 when the exchange it had begun is refused as the route stops (before the
+     * route's own error answers can run): both are that same 503.
      */
     private void answerRetryWhileTheIngestRouteIsSwapped(Router camelRouter, Router root) {
         String webhookPath = getCamelContext().resolvePropertyPlaceholders("{{" + WEBHOOK_PATH + "}}");
         camelRouter.route(webhookPath).order(Integer.MIN_VALUE).handler(ctx -> {
             ctx.addHeadersEndHandler(v -> {
-                if (ctx.response().getStatusCode() == 503 && !ctx.response().headers().contains(RETRY_AFTER)) {
-                    ctx.response().putHeader(RETRY_AFTER, "1"); // a consumer that is stopping answers a bare 503
+                int status = ctx.response().getStatusCode();
+                if ((status == 503 || status == 500) && !ctx.response().headers().contains(RETRY_AFTER)) {
+                    if (status == 500) {
+                        LOG.debug("A delivery refused by the ingest route's consumer as it stopped: answered 503");
+                        ctx.response().setStatusCode(503);
+                    }
+                    ctx.response().putHeader(RETRY_AFTER, "1");
                 }
             });
             ctx.next();
