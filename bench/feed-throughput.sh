@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # in src/runtime/<name>
 build_name="${METAKIT_BUILD_DIR:-target}"
 build_dir="$PWD/src/runtime/$build_name"
-mvn -B -q -Dmetakit.build.dir="$build_name" -pl src/runtime -am test-compile dependency:build-classpath \
+mvn -B -q -Dmetakit.build.dir="$build_name" -pl src/runtime -am test-compile org.apache.maven.plugins:maven-dependency-plugin:3.9.0:build-classpath \
   -Dmdep.includeScope=test -Dmdep.outputFile="$build_dir/bench-classpath.txt"
 cp="$build_dir/test-classes:$build_dir/classes:$(cat "$build_dir/bench-classpath.txt")"
 # shellcheck disable=SC2086
