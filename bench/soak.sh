@@ -26,7 +26,7 @@ faults="${SOAK_FAULTS:-moderate}"
 warmup="${SOAK_WARMUP_SECONDS:-60}"
 jar=target/metakit-inbox.jar
 if [ ! -f "$jar" ]; then
-  mvn -B -q package -DskipTests -Dinvoker.skip=true
+  mvn -B -q package -DskipTests
 fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -75,14 +75,14 @@ public enum EssentialRoute {
     String howToRegister() {
         if (builder != null) {
             return "register the RouteBuilder " + builder.getName()
-                    + " (camel-main and camel run: camel.main.routes-builder-classes, as the bundle's"
-                    + " application.properties sets it; Spring Boot: a @Bean of it, as the bundle's starter declares;"
+                    + " (camel-main: camel.main.routes-builder-classes;"
+                    + " Spring Boot: a @Bean of it, as the bundle's starter declares;"
                     + " Quarkus: a CDI bean of it, as the bundle's extension metakit-inbox-quarkus produces it;"
                     + " a plain CamelContext: addRoutes(new " + builder.getSimpleName() + "()))";
         }
         return "load routes/" + routeFile + " (camel-main: camel.main.routes-include-pattern;"
                 + " Spring Boot with the bundle's starter and Quarkus with its extension: metakit.route-files;"
-                + " camel run: list the file on the command line; a plain CamelContext: its RoutesLoader)";
+                + " a plain CamelContext: its RoutesLoader)";
     }
 
     static java.util.Optional<EssentialRoute> byId(String routeId) {

@@ -26,8 +26,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The bundle says when it is incomplete, whatever hosts it: a bean of routes/beans.camel.yaml, so camel-main,
- * {@code camel run}, Spring Boot and a plain CamelContext that load that file all get it, with no host code. Once the
+ * The bundle says when it is incomplete, whatever hosts it: a bean of routes/beans.camel.yaml, so camel-main, Spring
+ * Boot, Quarkus and a plain CamelContext that load that file all get it, with no host code. Once the
  * CamelContext has started it checks that every {@link EssentialRoute} is there and started (but those the integrator
  * names in {@code metakit.routes.replaced}); if one is not, one ERROR line says which and how to register it, and
  * until it runs:

@@ -33,9 +33,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   <li>every command names what exists: a script of the project ({@code ./run.sh}, {@code bench/*.sh}) and each of
  *       its {@code --flags}, a Maven profile ({@code -Pname}) of a pom; every {@code -Dproperty} a page passes is one
  *       a pom ({@code ${name}}) or the code ({@code "name"}) reads, or Maven's, its plugins', the JVM's or Camel's;</li>
- *   <li>every log line a page quotes (a code span of several words after "log", "logs", "line", "WARN" or "ERROR") is
- *       text the code writes: each literal part of it (between placeholders such as {@code ...}, {@code N},
- *       {@code <id>} and numbers) is in the project's sources or in a class of the libraries that log it.</li>
+ *   <li>every log line a page quotes (a code span of several words after "log", "logs", "line", "WARN" or "ERROR", or
+ *       an indented block after a paragraph that introduces a line or a message with a colon) is text the code
+ *       writes: each literal part of it (between placeholders such as {@code ...}, {@code N}, {@code <id>} and
+ *       numbers) is in the project's sources or in a class of the libraries that log it.</li>
  * </ul>
  */
 class DocClaimsTest {
@@ -55,9 +56,15 @@ class DocClaimsTest {
                     + "|altDeploymentRepository|revision|exec\\..*|jmh\\..*|aether\\..*|sun\\..*|jdk\\..*|java\\..*"
                     + "|camel\\..*)");
     private static final Pattern LOG_INTRO = Pattern.compile("(?i)\\b(logs?|logged|line|warn|error)\\b[^.]{0,60}$");
-    /** What a quote puts in place of a value: ..., N, <id>, {x}, numbers, and words holding one (classpath:x/*.yaml, 'x'). */
+    /** What a quote puts in place of a value: ..., N, <id>, {x}, numbers, and words holding one (classpath:x/*.yaml, 'x', K=v). */
     private static final Pattern PLACEHOLDER = Pattern.compile(
-            "\\.\\.\\.|…|<[^>]*>|\\{[^}]*}|\\bN\\b|\\d+(?:[.,]\\d+)*|\\S*[:/*'](?=\\S)\\S*");
+            "\\.\\.\\.|…|<[^>]*>|\\{[^}]*}|\\bN\\b|\\d+(?:[.,]\\d+)*|\\S*[:/*'=](?=\\S)\\S*");
+    /**
+     * What introduces a log line shown as an indented block: a paragraph ending in a colon after a word of logging or
+     * of a message ("one line saying what to run, for example:", "the exception ... says which setting:")
+     */
+    private static final Pattern INDENTED_INTRO = Pattern.compile(
+            "(?i)\\b(logs?|logged|line|says|saying|names)\\b[^.]{0,80}:\\s*$");
     /** the WARN line "Delivery not stored, ..." */
     private static final Pattern QUOTED_LINE = Pattern.compile("(?i)\\b(?:WARN|ERROR|INFO|DEBUG) lines?\\s+\"([^\"]+)\"");
 
@@ -158,16 +165,16 @@ class DocClaimsTest {
 
     @Test
     void everyLogLineAPageQuotesIsTextTheCodeWrites() throws IOException {
-        // a message split over string literals joined with + reads as one
+        // a message split over string literals joined with + reads as one, its quotes unescaped
         String sources = String.join("\n", texts(List.of("src", "routes", "run.sh"), ".java", ".yaml", ".sh"))
-                .replaceAll("\"\\s*\\+\\s*\"", "");
+                .replaceAll("\"\\s*\\+\\s*\"", "").replace("\\\"", "\"");
         List<String> missing = new ArrayList<>();
         List<String[]> inLibraries = new ArrayList<>();
         for (Path page : pages()) {
             for (String quoted : quotedLogLines(prose(page))) {
                 for (String part : PLACEHOLDER.split(quoted)) {
                     String literal = part.strip();
-                    if (literal.length() >= 12 && !sources.contains(literal)) {
+                    if (literal.length() >= 12 && !writtenBy(sources, literal)) {
                         inLibraries.add(new String[] {literal, quoted + " in " + PROJECT.relativize(page)});
                     }
                 }
@@ -198,7 +205,68 @@ class DocClaimsTest {
         while (line.find()) {
             quoted.add(line.group(1));
         }
+        quoted.addAll(indentedLogLines(text));
         return quoted;
+    }
+
+    /**
+     * The log lines a page shows as indented blocks after a paragraph that introduces one ({@link #INDENTED_INTRO});
+     * a block's lines are one line of the log, wrapped.
+     */
+    private static List<String> indentedLogLines(String text) {
+        List<String> quoted = new ArrayList<>();
+        String[] lines = text.split("\n", -1);
+        String intro = "";
+        for (int i = 0; i < lines.length; i++) {
+            boolean blockStarts = lines[i].startsWith("    ") && !lines[i].isBlank() && i > 0 && lines[i - 1].isBlank();
+            if (!blockStarts) {
+                if (!lines[i].isBlank()) {
+                    intro = lines[i];
+                }
+                continue;
+            }
+            StringBuilder block = new StringBuilder();
+            while (i < lines.length && lines[i].startsWith("    ")) {
+                block.append(block.isEmpty() ? "" : " ").append(lines[i].strip());
+                i++;
+            }
+            if (INDENTED_INTRO.matcher(intro).find()) {
+                quoted.add(block.toString());
+            }
+            intro = "";
+        }
+        return quoted;
+    }
+
+    /**
+     * Whether the sources write the text: as it is, or as runs of words each in the sources with single words between
+     * them in place of the values the code puts there (a role's, a schema's name), at most one word in four.
+     */
+    static boolean writtenBy(String sources, String literal) {
+        if (sources.contains(literal)) {
+            return true;
+        }
+        String[] words = literal.split("\\s+");
+        int values = 0;
+        int from = 0;
+        while (from < words.length) {
+            int to = words.length;
+            while (to > from && !runInSources(sources, words, from, to)) {
+                to--;
+            }
+            if (to == from) {
+                values++;
+                from++;
+            } else {
+                from = to;
+            }
+        }
+        return values * 4 <= words.length;
+    }
+
+    private static boolean runInSources(String sources, String[] words, int from, int to) {
+        String run = String.join(" ", java.util.Arrays.copyOfRange(words, from, to));
+        return run.length() >= 8 && sources.contains(run);
     }
 
     /** Whether a class on the test class path holds the text as a constant (Camel's own log lines). */

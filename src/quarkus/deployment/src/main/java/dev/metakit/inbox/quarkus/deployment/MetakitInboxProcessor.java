@@ -3,6 +3,7 @@ package dev.metakit.inbox.quarkus.deployment;
 import dev.metakit.inbox.quarkus.MetakitInboxRoutes;
 import dev.metakit.inbox.quarkus.MetakitInboxSetup;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
+import io.quarkus.deployment.annotations.BuildProducer;
 import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
 
@@ -11,16 +12,23 @@ class MetakitInboxProcessor {
     static final String FEATURE = "metakit-inbox";
 
     @BuildStep
-    FeatureBuildItem feature() {
-        return new FeatureBuildItem(FEATURE);
+    void feature(MetakitInboxBuildTimeConfig config, BuildProducer<FeatureBuildItem> feature) {
+        if (config.enabled()) {
+            feature.produce(new FeatureBuildItem(FEATURE));
+        }
     }
 
-    /** The runtime module's beans: the RouteBuilder's producer and the startup observer (its jar has no bean index). */
+    /**
+     * The runtime module's beans: the RouteBuilder's producer and the startup observer (its jar has no bean index),
+     * through which everything of the bundle comes; none with {@code quarkus.metakit-inbox.enabled=false}.
+     */
     @BuildStep
-    AdditionalBeanBuildItem beans() {
-        return AdditionalBeanBuildItem.builder()
-                .addBeanClasses(MetakitInboxRoutes.class, MetakitInboxSetup.class)
-                .setUnremovable()
-                .build();
+    void beans(MetakitInboxBuildTimeConfig config, BuildProducer<AdditionalBeanBuildItem> beans) {
+        if (config.enabled()) {
+            beans.produce(AdditionalBeanBuildItem.builder()
+                    .addBeanClasses(MetakitInboxRoutes.class, MetakitInboxSetup.class)
+                    .setUnremovable()
+                    .build());
+        }
     }
 }
