@@ -8,7 +8,7 @@
 #
 # Knobs (environment): ROUNDS (3), DURATION seconds measured per run (15), WARMUP seconds before it (30: the JIT; at
 # 13-21 s after start C2's compiler threads still took half of the JVM's CPU, BENCHMARKS.md "Ingest throughput"),
-# CONNS ("16 64"), SYSTEMS ("pgbench ours express"), BENCH_DIR (/tmp/metakit-inbox-bench: PostgreSQL data, logs,
+# PRESIGNED_PER_SECOND (20000: deliveries the load tool pre-signs per second of the run), CONNS ("16 64"), SYSTEMS ("pgbench ours express"), BENCH_DIR (/tmp/metakit-inbox-bench: PostgreSQL data, logs,
 # results), BENCH_PGPORT (55439), OURS_HTTP_PORT (18480), OURS_MGMT_PORT (18481), EXPRESS_PORT (18482),
 # OURS_JAVA_OPTS (JVM options for our consumer), METAKIT_INBOX_WRITERS / METAKIT_INBOX_MAX_BATCH /
 # METAKIT_DATABASE_POOL_SIZE (passed through), EXTRA_RUNS (1: also the -Xmx256m run at 64 connections), BASE_JAR (the jar
@@ -20,7 +20,10 @@
 # log (from /proc/PID/task, over the same window). A system named with the suffix -j25 (ours-j25, ours-base-j25,
 # boot-j25, boot-base-j25) runs on J25_JAVA (/usr/lib/jvm/temurin-25-jdk-amd64/bin/java), the others on java;
 # boot-base runs BOOT_BASE_JAR (an earlier commit's Boot example jar); BASE_JDBC_URL the base's database URL;
-# J25_BASE_OPTS JVM options of ours-base-j25 alone (e.g. -Dcamel.threads.virtual.enabled=true).
+# J25_BASE_OPTS JVM options of ours-base-j25 alone (e.g. -Dcamel.threads.virtual.enabled=true). ours-wiretap and
+# ours-setheader run ours with a step an integrator adds to a copy of routes/ingest.camel.yaml: an audit file of each
+# stored delivery (the setHeader and wireTap of docs/routes.md, in BENCH_DIR/audit, removed after the sitting), or a
+# setHeader between hand-off-to-group-commit and store-in-inbox.
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
 # (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
@@ -109,7 +112,7 @@ ensure_build() {
     log "building target/metakit-inbox.jar (mvn -B -q package -DskipTests)"
     mvn -B -q package -DskipTests -pl src/runtime -am
   fi
-  if [ ! -d bench/reference-express/node_modules ]; then
+  if [[ " $SYSTEMS " == *" express "* ]] && [ ! -d bench/reference-express/node_modules ]; then
     log "installing the Express reference's dependencies (npm install)"
     (cd bench/reference-express && npm install --no-audit --no-fund --silent)
   fi
@@ -283,6 +286,26 @@ CLK_TCK=$(getconf CLK_TCK)
 # core-us per delivery from a tick difference: $1 ticks, $2 deliveries
 per_delivery() { awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else printf "-" }'; }
 
+# ours with a step added to its ingest route (ours-wiretap, ours-setheader): the route files, the edited copy in BENCH_DIR
+edited_routes() { # $1 wiretap|setheader
+  local copy="$BENCH_DIR/ingest-$1.camel.yaml"
+  case $1 in
+    wiretap) awk -v dir="$BENCH_DIR/audit" '{ print } /ref: inboxDoorbell/ {
+        print "                      - setHeader:"
+        print "                          name: MetaKitAudit"
+        print "                          simple: \"${exchangeProperty.metakitDeliveryKey}\""
+        print "                      - wireTap:"
+        print "                          uri: \"file:" dir "?fileName=${exchangeId}_${header.MetaKitAudit}\"" }' \
+        routes/ingest.camel.yaml >"$copy" ;;
+    setheader) awk '/- idempotentConsumer:/ {
+        print "        - setHeader:"
+        print "            name: MetaKitAudit"
+        print "            simple: \"${exchangeProperty.metakitDeliveryKey}\"" } { print }' routes/ingest.camel.yaml >"$copy" ;;
+  esac
+  [ "$(wc -l <"$copy")" -gt "$(wc -l <routes/ingest.camel.yaml)" ] || { echo "no step added to $copy" >&2; exit 1; }
+  echo "${OURS_ROUTES%classpath:routes/ingest.camel.yaml}file:$copy"
+}
+
 OURS_PID=
 READY_MS=
 # Waits until $3 answers 2xx while process $2 lives, then sets READY_MS (from $5, date +%s%N, to ready).
@@ -355,7 +378,7 @@ cleanup() { stop_ours; stop_express; stop_stock; stop_boot; }
 trap cleanup EXIT
 
 load() { # $1 label, $2 port, $3 connections, $4 the server's pid, $5 JDBC URL of the inbox to check (ours)
-  local deliveries=$(( (DURATION + WARMUP) * 20000 )) out="$LOGS/load-$1-c$3.out" rows lp
+  local deliveries=$(( (DURATION + WARMUP) * ${PRESIGNED_PER_SECOND:-20000} )) out="$LOGS/load-$1-c$3.out" rows lp
   local s0 p0 c0 s1 p1 c1 acked
   rows=$(wc -l <"$RESULTS" 2>/dev/null || echo 0)
   : >"$out"
@@ -435,7 +458,7 @@ summary() {
     function med1(list) { return list == "" ? "-" : sprintf("%.0f", median(list)) }
     END {
       printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s %10s %8s %8s %9s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express", "ours/stock", "srv us", "pg us", "client us"
-      n = split("pgbench ours ours-j25 ours-base ours-base-j25 boot boot-j25 boot-base boot-base-j25 express stock-camel ours-xmx256m", order, " ")
+      n = split("pgbench ours ours-j25 ours-base ours-base-j25 ours-wiretap ours-setheader boot boot-j25 boot-base boot-base-j25 express stock-camel ours-xmx256m", order, " ")
       for (c in con) conns[++nc] = c + 0
       for (i = 1; i <= nc; i++) for (j = i + 1; j <= nc; j++) if (conns[j] < conns[i]) { t = conns[i]; conns[i] = conns[j]; conns[j] = t }
       for (ci = 1; ci <= nc; ci++) {
@@ -515,6 +538,16 @@ for round in $(seq 1 "$ROUNDS"); do
           OURS_JAVA=$jvm start_ours "$s-r$round-c$c"; echo "$READY_MS" >>"$STARTUPS"
           log "round $round: $s c=$c (ready in $READY_MS ms, $("$jvm" -version 2>&1 | head -1))"
           load "$s" "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
+        ours-wiretap|ours-setheader)
+          routes=$(edited_routes "${s#ours-}")
+          OURS_JAVA=$jvm start_ours "$s-r$round-c$c" "" "$JAR" "$routes"; echo "$READY_MS" >>"$STARTUPS"
+          log "round $round: $s c=$c (ready in $READY_MS ms, $routes)"
+          load "$s" "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours
+          if [ -d "$BENCH_DIR/audit" ]; then
+            # moved aside, removed after the sitting: removing 300,000 files took minutes at a high load
+            log "$s: $(ls -f "$BENCH_DIR/audit" | grep -vc '^\.\.\?$') audit files"
+            mv "$BENCH_DIR/audit" "$BENCH_DIR/audit-done-r$round"
+          fi ;;
         ours-base)
           [ -f "$BASE_JAR" ] || { echo "SYSTEMS names ours-base: set BASE_JAR to the earlier commit's jar" >&2; exit 64; }
           psql_db -c "create schema if not exists ours_base" >/dev/null
@@ -552,4 +585,5 @@ if [ "$EXTRA_RUNS" = 1 ]; then
   if grep -q OutOfMemoryError "$LOGS/ours-xmx256m.log"; then echo "ours-xmx256m: OutOfMemoryError in $LOGS/ours-xmx256m.log"; fi
 fi
 
+rm -rf "$BENCH_DIR"/audit-done-*
 summary

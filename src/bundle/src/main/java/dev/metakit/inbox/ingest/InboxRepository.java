@@ -2,7 +2,10 @@ package dev.metakit.inbox.ingest;
 
 import org.apache.camel.Exchange;
 import org.apache.camel.spi.IdempotentRepository;
+import org.apache.camel.support.ExchangeHelper;
 import org.apache.camel.support.service.ServiceSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import dev.metakit.inbox.inbox.InboxIntake;
 
@@ -10,6 +13,7 @@ import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The inbox as the idempotent repository of the ingest route's {@code idempotentConsumer}: recording a key IS
@@ -17,22 +21,26 @@ import java.util.concurrent.TimeUnit;
  * without its row and a retry of a delivery that was not committed is never mistaken for a duplicate.
  * {@link #add(Exchange, String)} returns when the batch of {@link InboxWriter}'s group commit holding the row has
  * committed (true: stored now; false: the key was there), or throws {@link InboxUnavailableException}, which the route
- * answers 503. The shipped route starts that insert one step earlier ({@link InboxHandOff}, with the EIP's own key
- * expression) and resumes when it has committed, so no thread waits for a commit: {@code add} then returns that
- * insert's outcome. Without the hand-off, {@code add} inserts and blocks its thread until the commit.
+ * answers 503. The shipped route starts that insert one step earlier ({@link InboxHandOff}, under the exchange property
+ * {@code metakitDeliveryKey} that the EIP's key expression reads) and resumes when it has committed, so no thread
+ * waits for a commit: {@code add} then returns that insert's outcome. Without the hand-off, or when the EIP asks for
+ * another key, {@code add} inserts under the key asked and blocks its thread until that commit.
  *
  * <p>What the EIP's options mean here:
  * <ul>
- *   <li>the key expression: any; the row is stored under the key the EIP evaluated, not only the {@code t:v1}
- *       key {@link WebhookVerification} computes;</li>
+ *   <li>the key expression: {@code exchangeProperty: metakitDeliveryKey}; a route that wants another key sets that
+ *       property before the hand-off. Any other expression is served too (the row stored under the key the EIP
+ *       evaluated, after the hand-off's own), on the waiting path, said once in a WARN line;</li>
  *   <li>{@code eager} must stay true: with false the EIP would only check ({@link #contains(Exchange, String)}) and
  *       record the key when the exchange is done, after the answer, a 2xx before the commit. That check refuses, so
- *       the route answers 503 rather than acknowledging what is not stored;</li>
+ *       the route answers 503 rather than acknowledging before the commit (the hand-off's row is kept, as after any
+ *       failure past the store);</li>
  *   <li>{@code removeOnFailure}: {@link #remove(Exchange, String)} keeps the row (see there), so true and false
  *       behave alike.</li>
  * </ul>
  */
 public class InboxRepository extends ServiceSupport implements IdempotentRepository {
+    private static final Logger LOG = LoggerFactory.getLogger(InboxRepository.class);
     /** Exchange property holding the {@link Delivery} that {@link #add(Exchange, String)} stores. */
     public static final String DELIVERY_PROPERTY = "metakitDelivery";
     /** Exchange property holding the delivery key alone (the idempotent consumer's expression). */
@@ -46,6 +54,8 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     private int writers = 2;
     private InboxWriter writer;
     private StoreGate gate;
+    /** whether the WARN line about the waiting path was written (once per start) */
+    private final AtomicBoolean slowPathTold = new AtomicBoolean();
 
     @Override
     public boolean add(Exchange exchange, String key) {
@@ -54,9 +64,23 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
             // the hand-off ran this insert for this exchange under this key and the route resumed after its commit
             return staged.isNew();
         }
-        // the route has no hand-off before the EIP (or its key changed since): insert here, and wait for the commit
+        // no hand-off before the EIP, or the EIP's key is not the one staged: insert here and wait for the commit
+        // (correct, but a thread waits per delivery), and say once how to keep the route from waiting
+        if (slowPathTold.compareAndSet(false, true)) {
+            String route = ExchangeHelper.getAtRouteId(exchange) != null ? ExchangeHelper.getAtRouteId(exchange)
+                    : exchange.getFromRouteId();
+            LOG.warn("Route {}: {}, so each delivery waits for its commit on a thread of its own. {}", route,
+                    staged == null ? "no hand-off-to-group-commit before its idempotentConsumer on inboxRepository"
+                            : "its idempotentConsumer's key is not " + DELIVERY_KEY_PROPERTY + " (staged "
+                            + "by hand-off-to-group-commit)", SLOW_PATH_REMEDY);
+        }
         return writer().store(deliveryUnder(exchange, key), arrival(exchange));
     }
+
+    /** what an integrator does to keep the ingest route off the waiting path (docs/routes.md, "The ingest route") */
+    static final String SLOW_PATH_REMEDY = "Keep hand-off-to-group-commit before store-in-inbox with the key "
+            + "expression exchangeProperty: " + DELIVERY_KEY_PROPERTY + ", and set another key with a setProperty of "
+            + DELIVERY_KEY_PROPERTY + " before the hand-off";
 
     /**
      * Starts the insert {@link #add(Exchange, String)} would make for {@code key}, without waiting: the delivery joins
@@ -179,6 +203,7 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
             throw new IllegalStateException("inboxRepository needs a dataSource");
         }
         writer = new InboxWriter(dataSource, commitTimeoutMillis, maxBatch, writers);
+        slowPathTold.set(false);
     }
 
     @Override

@@ -10,6 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import dev.metakit.inbox.support.LogCapture;
+import org.apache.logging.log4j.Level;
+import org.assertj.core.api.InstanceOfAssertFactories;
 
 import java.io.IOException;
 import java.net.http.HttpResponse;
@@ -121,13 +124,13 @@ class IdempotentConsumerRouteTest {
     }
 
     @Test
-    void anIntegratorsKeyExpressionIsTheKeyTheRowIsStoredAndDedupedUnder() throws Exception {
-        // an integrator who wants one row per event name and signature edits the expression, nothing else
-        String route = shippedRoute();
-        String shipped = "            exchangeProperty: metakitDeliveryKey\n";
-        assertThat(route).contains(shipped);
-        inbox = startWith(route.replace(shipped,
-                "            simple: \"${header.X-MetaKit-Event}/${exchangeProperty.metakitDeliveryKey}\"\n"));
+    void anIntegratorsKeySetBeforeTheHandOffIsTheKeyTheRowIsStoredAndDedupedUnder() throws Exception {
+        // an integrator who wants one row per event name and signature sets the key before the hand-off, nothing else
+        inbox = startWith(shippedRoute().replace(HAND_OFF, """
+                        - setProperty:
+                            name: metakitDeliveryKey
+                            simple: "${header.X-MetaKit-Event}/${exchangeProperty.metakitDeliveryKey}"
+                """ + HAND_OFF));
         byte[] body = body(15);
         long t = now();
         String header = TestSignatures.header(RunningInbox.SECRET, t, body);
@@ -144,23 +147,33 @@ class IdempotentConsumerRouteTest {
     }
 
     @Test
-    void aKeyExpressionGivingAnotherKeyEachTimeStillAnswersAfterTheEipsOwnInsert() throws Exception {
+    void anEipKeyOtherThanTheStagedOneIsStoredUnderItsOwnKeyAndSaidOnceInAWarning() throws Exception {
         // one writer instead of the default two: the EIP's own insert then runs on the very writer whose commit
         // resumed the route, which must not wait for itself
         String route = shippedRoute();
         String shipped = "            exchangeProperty: metakitDeliveryKey\n";
-        inbox = startWith(route.replace(shipped, "            simple: \"${exchangeProperty.metakitDeliveryKey}/${random(1000000000)}\"\n"),
-                Map.of("metakit.inbox.writers", "1"));
-        byte[] body = body(17);
-        long t = now();
-        String header = TestSignatures.header(RunningInbox.SECRET, t, body);
+        assertThat(route).contains(shipped);
+        try (LogCapture log = LogCapture.atOrAbove(Level.WARN)) {
+            inbox = startWith(route.replace(shipped,
+                            "            simple: \"${exchangeProperty.metakitDeliveryKey}/${random(1000000000)}\"\n"),
+                    Map.of("metakit.inbox.writers", "1"));
+            byte[] body = body(17);
+            long t = now();
+            String header = TestSignatures.header(RunningInbox.SECRET, t, body);
 
-        HttpResponse<String> answer = inbox.post(body, header, "position.opened");
+            HttpResponse<String> answer = inbox.post(body, header, "position.opened");
+            HttpResponse<String> another = inbox.postSigned(body(18), "position.opened");
 
-        assertThat(answer.statusCode()).isEqualTo(200);
-        assertThat(answer.body()).isEqualTo("stored");
-        assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where delivery_key like '" + key(t, body) + "/%'"))
-                .as("the hand-off's row and the EIP's: an expression must give one key per exchange").isEqualTo(2);
+            assertThat(answer.statusCode()).isEqualTo(200);
+            assertThat(answer.body()).isEqualTo("stored");
+            assertThat(another.body()).isEqualTo("stored");
+            assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where delivery_key like '" + key(t, body) + "/%'"))
+                    .as("the row under the EIP's own key, committed before its 2xx").isEqualTo(1);
+            assertThat(rowCount(key(t, body))).as("the row the hand-off staged").isEqualTo(1);
+            assertThat(log.lines()).filteredOn(l -> l.contains("waits for its commit"))
+                    .singleElement(InstanceOfAssertFactories.STRING)
+                    .contains("Route metakit-ingest", "is not metakitDeliveryKey", "setProperty");
+        }
     }
 
     @Test
@@ -173,14 +186,16 @@ class IdempotentConsumerRouteTest {
         HttpResponse<String> answer = inbox.postSigned(body, "position.opened");
 
         assertThat(answer.statusCode()).isEqualTo(503);
-        assertThat(rowCount()).isZero();
+        assertThat(rowCount()).as("the hand-off's row, kept as after any failure past the store").isEqualTo(1);
     }
 
-    @Test
-    void deliveriesWaitingForTheirCommitHoldNoThreadEach() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {SHIPPED, STEPS_ADDED})
+    void deliveriesWaitingForTheirCommitHoldNoThreadEach(String route) throws Exception {
         // the test holds every insert for as long as it takes to count threads: a commit timeout of 30 s instead of
         // the default 2 s, so that no delivery is answered 503 (or shed) meanwhile
-        inbox = startWith(shippedRoute(), Map.of("metakit.inbox.commit-timeout-millis", "30000"));
+        String edited = route.equals(SHIPPED) ? shippedRoute() : withStepsAroundTheStore(shippedRoute());
+        inbox = startWith(edited, Map.of("metakit.inbox.commit-timeout-millis", "30000"));
         int deliveries = 120;
         ExecutorService senders = Executors.newFixedThreadPool(deliveries, r -> new Thread(r, SENDER_THREAD));
         try (Connection lock = TestDatabase.dataSource().getConnection()) {
@@ -209,9 +224,48 @@ class IdempotentConsumerRouteTest {
                 assertThat(a.body()).isEqualTo("stored");
             }
             assertThat(rowCount()).isEqualTo(deliveries);
+            if (route.equals(STEPS_ADDED)) {
+                Awaitility.await().atMost(Duration.ofSeconds(20))
+                        .untilAsserted(() -> assertThat(copies.resolve("audit").toFile().list()).hasSize(deliveries));
+            }
         } finally {
             senders.shutdownNow();
         }
+    }
+
+    private static final String SHIPPED = "the shipped route";
+    private static final String STEPS_ADDED = "steps added before, between and after the hand-off and the store";
+    private static final String HAND_OFF = """
+                    - process:
+                        id: hand-off-to-group-commit
+            """;
+    private static final String STORE = """
+                    - idempotentConsumer:
+                        id: store-in-inbox
+            """;
+    private static final String DOORBELL = """
+                                  - process:
+                                      ref: inboxDoorbell
+            """;
+
+    /**
+     * An integrator's edit: a log before the hand-off, a setHeader between it and the store, and an audit file of each
+     * stored delivery (a wireTap) in the store's "stored" branch.
+     */
+    private String withStepsAroundTheStore(String route) {
+        assertThat(route).contains(HAND_OFF, STORE, DOORBELL);
+        return route.replace(HAND_OFF, """
+                        - log:
+                            loggingLevel: DEBUG
+                            message: "delivery ${exchangeProperty.metakitDeliveryKey}"
+                """ + HAND_OFF).replace(STORE, """
+                        - setHeader:
+                            name: MetaKitAudit
+                            simple: "${exchangeProperty.metakitDeliveryKey}"
+                """ + STORE).replace(DOORBELL, DOORBELL + """
+                                      - wireTap:
+                                          uri: "file:%s?fileName=${exchangeId}"
+                """.formatted(copies.resolve("audit")));
     }
 
     private static final String SENDER_THREAD = "test-sender";
