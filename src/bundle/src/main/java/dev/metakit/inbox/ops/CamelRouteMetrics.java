@@ -17,7 +17,8 @@ import org.apache.camel.spi.RoutePolicy;
  * this factory, a bean of {@code routes/beans.camel.yaml}, is picked up as any {@code RoutePolicyFactory} bean is.
  */
 public class CamelRouteMetrics extends MicrometerRoutePolicyFactory {
-    static final String ACK_PATH_SCHEME = "platform-http:";
+    /** the scheme of the routes that answer HTTP: the webhook's (routes/ingest.camel.yaml) */
+    public static final String ACK_PATH_SCHEME = "platform-http:";
 
     @Override
     public RoutePolicy createRoutePolicy(CamelContext camelContext, String routeId, NamedNode route) {

@@ -1,12 +1,16 @@
 package dev.metakit.inbox.routefiles;
 
+import dev.metakit.inbox.ops.CamelRouteMetrics;
 import org.apache.camel.CamelContext;
+import org.apache.camel.Consumer;
+import org.apache.camel.Route;
 import org.apache.camel.RuntimeCamelException;
 import org.apache.camel.StartupListener;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListenerSupport;
 import org.apache.camel.spi.Resource;
 import org.apache.camel.spi.ResourceReload;
+import org.apache.camel.spi.ShutdownStrategy;
 import org.apache.camel.support.RouteWatcherReloadStrategy;
 import org.apache.camel.support.service.ServiceHelper;
 import org.slf4j.Logger;
@@ -15,6 +19,8 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -92,14 +98,44 @@ public final class RouteFiles extends MainListenerSupport {
             LOG.debug("Route file {} saved again unchanged: its last reload stands", file);
             return;
         }
+        Runnable restart = stopTheWebhooksRouteAhead(context, resource);
         try {
             camels.onReload(name, resource);
         } catch (Exception e) {
+            restart.run();
             String why = RouteFileError.describe(e).orElse(RouteFileError.shortName(resource.getLocation()) + ": "
                     + e.getMessage());
             LOG.warn("{}. Not reloaded: its routes run as before until the file is saved again", why);
             // not rethrown: Camel would report it once more, with a stack trace and without the line
         }
+    }
+
+    /**
+     * The webhook's route, when {@code resource} holds it, stopped ahead of Camel's replacement: its consumer first (a
+     * delivery arriving then is answered 503 with Retry-After by the front door), then its deliveries in flight let
+     * finish, looked at every 10 ms. Camel's own stop of a route with an exchange in flight looks again only once a
+     * second, which would leave the webhook's path that long without its route. Returns what starts the consumer
+     * again, for a file that does not load after all.
+     */
+    private static Runnable stopTheWebhooksRouteAhead(CamelContext context, Resource resource)
+            throws InterruptedException {
+        List<Consumer> stopped = new ArrayList<>();
+        ShutdownStrategy shutdown = context.getShutdownStrategy();
+        long patience = shutdown.getTimeUnit().toNanos(shutdown.getTimeout());
+        for (Route route : context.getRoutes()) {
+            if (route.getSourceResource() == null || !resource.getLocation().equals(route.getSourceResource().getLocation())
+                    || !route.getEndpoint().getEndpointUri().startsWith(CamelRouteMetrics.ACK_PATH_SCHEME)) {
+                continue;
+            }
+            Consumer consumer = route.getConsumer();
+            ServiceHelper.stopService(consumer);
+            stopped.add(consumer);
+            long until = System.nanoTime() + patience;
+            while (context.getInflightRepository().size(route.getRouteId()) > 0 && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+        }
+        return () -> stopped.forEach(ServiceHelper::startService);
     }
 
     /** The file's text; for a file gone meanwhile none, and Camel's reload says what it says of a missing file. */
