@@ -74,6 +74,7 @@ public final class RouteFiles extends MainListenerSupport {
         if (reload == null || reload.getResourceReload() == null) {
             return; // reload off: an edit reaches the bundle at its next start
         }
+        ReloadSafeRouteChecks.replaceCamels(context);
         ResourceReload camels = reload.getResourceReload();
         Map<Path, String> loaded = new ConcurrentHashMap<>();
         reload.setResourceReload((name, resource) -> onSave(context, camels, loaded, name, resource));
