@@ -46,7 +46,7 @@ class BrokenRouteFilesTest {
         int line = lineOf(original, OUTLET_ID);
 
         try (LogCapture warnings = LogCapture.atOrAbove(Level.WARN)) {
-            List<String> answers = files.answersWhile(() -> {
+            List<String> answers = files.answersWhileLessShed(() -> {
                 files.edit("changes.camel.yaml", text -> text.replace(OUTLET_ID, OUTLET_ID_TABBED));
                 await().atMost(Duration.ofSeconds(30)).until(() -> !about("changes.camel.yaml", warnings).isEmpty());
             });
