@@ -2,6 +2,7 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectWriter;
+import dev.metakit.inbox.trace.TraceParent;
 import org.apache.camel.AsyncProducer;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
@@ -176,6 +177,10 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json,
         m.setHeader(FeedHeaders.TICKET, change.ticket());
         m.setHeader(FeedHeaders.CHANGE_KIND, change.kind());
         m.setHeader(Exchange.CONTENT_TYPE, "application/json");
+        if (change.traceParent() != null) {
+            // the reconcile's context: Camel's tracing continues it, and the outlet's transport carries it on
+            m.setHeader(TraceParent.HEADER, change.traceParent());
+        }
         return exchange;
     }
 }
