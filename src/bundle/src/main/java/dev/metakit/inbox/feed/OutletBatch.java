@@ -2,6 +2,7 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectWriter;
+import dev.metakit.inbox.trace.LogContext;
 import dev.metakit.inbox.trace.TraceParent;
 import org.apache.camel.AsyncProducer;
 import org.apache.camel.Endpoint;
@@ -94,7 +95,10 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json,
                     break;
                 }
                 int index = handed;
-                try {
+                FeedChange change = batch.get(handed);
+                // the outlet's own lines (the default log line, a synchronous endpoint's) carry the account and the
+                // reconcile's trace
+                try (LogContext logContext = LogContext.of(change.accountId(), change.traceParent())) {
                     producer.process(exchange, doneSync -> sends.record(index, exchange.getException()));
                 } catch (RuntimeException e) {
                     // an asynchronous producer answers through the callback; one that throws instead failed the send

@@ -24,6 +24,12 @@ public final class ExchangeSpan {
         exchange.getMessage().setHeader(TraceParent.HEADER, TraceParent.of(span.getSpanContext()));
     }
 
+    /** The context of the exchange's span as traceparent text, null when it carries none. */
+    public static String traceParentOf(Exchange exchange) {
+        Span span = exchange.getProperty(PROPERTY, Span.class);
+        return span == null ? null : TraceParent.of(span.getSpanContext());
+    }
+
     /**
      * Makes the exchange's span current on this thread until the scope closes; with none (tracing off), makes no span
      * current, so what reads the current span (the feed's outbox) finds none rather than a stranger's.

@@ -5,7 +5,6 @@ import dev.metakit.inbox.reconcile.AccountReconcile;
 import dev.metakit.inbox.reconcile.FullReconcile;
 import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.reconcile.ReconcileSteps;
-import dev.metakit.inbox.trace.ExchangeSpan;
 import org.apache.camel.Exchange;
 import org.apache.camel.LoggingLevel;
 import org.apache.camel.builder.RouteBuilder;
@@ -97,14 +96,14 @@ public class InboxToPositionRoutes extends RouteBuilder {
                     .setProperty(WORK_PROPERTY, body()) // kept for its outcome: the reconcile replaces the body
                     // the deliveries' tickets are hints; replayed deliveries find changes with source=replay
                     .transform().body(AccountWork.class, AccountWork::reconcile)
-                    .process(reconcileSpans::begin).id("trace-reconcile") // linked to the deliveries it serves
+                    .process(reconcileSpans::begin).id("trace-reconcile") // its span, linked to its deliveries; its log context
                     .doTry()
                         .to(RECONCILE_ACCOUNT)
                         .bean("inboxWorker", "completed(${exchangeProperty." + WORK_PROPERTY + "})")
                     .doCatch(Exception.class)
                         .bean("inboxWorker", "failed(${exchangeProperty." + WORK_PROPERTY + "}, ${exception})")
                     .doFinally()
-                        .process(ExchangeSpan::end)
+                        .process(ReconcileSpans::end)
                     .end()
                 .end()
                 // a claim that found work may have left more behind: ring again rather than wait for the poll
@@ -148,7 +147,7 @@ public class InboxToPositionRoutes extends RouteBuilder {
                     .doCatch(Exception.class)
                         .bean("fullReconcile", "accountFailed")
                     .doFinally()
-                        .process(ExchangeSpan::end)
+                        .process(ReconcileSpans::end)
                     .end()
                 .end()
                 .bean("fullReconcile", "finish");

@@ -4,6 +4,7 @@ import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.reconcile.AccountReconcile;
 import dev.metakit.inbox.trace.CamelTracing;
 import dev.metakit.inbox.trace.ExchangeSpan;
+import dev.metakit.inbox.trace.LogContext;
 import dev.metakit.inbox.trace.TraceParent;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -28,13 +29,26 @@ final class ReconcileSpans {
 
     private final CamelTracing tracing = new CamelTracing();
 
-    /** Starts the span of the reconcile the exchange's body asks for (nothing when tracing is off). */
+    /**
+     * Starts the span of the reconcile the exchange's body asks for (none when tracing is off), and puts the account
+     * and the span's ids in this thread's logging context until {@link #end}: the reconcile runs on this one thread.
+     */
     void begin(Exchange exchange) {
-        Tracer tracer = tracing.tracer(exchange.getContext());
-        if (tracer == null) {
-            return;
-        }
         AccountReconcile reconcile = exchange.getMessage().getBody(AccountReconcile.class);
+        Tracer tracer = tracing.tracer(exchange.getContext());
+        if (tracer != null) {
+            ExchangeSpan.attach(exchange, span(tracer, reconcile, exchange).startSpan());
+        }
+        LogContext.enter(exchange, reconcile.accountId());
+    }
+
+    /** Ends the span {@link #begin} started, and takes the logging context off the thread. */
+    static void end(Exchange exchange) {
+        ExchangeSpan.end(exchange);
+        LogContext.leave(exchange);
+    }
+
+    private static SpanBuilder span(Tracer tracer, AccountReconcile reconcile, Exchange exchange) {
         SpanBuilder span = tracer.spanBuilder(NAME)
                 .setAttribute(ACCOUNT, reconcile.accountId())
                 .setAttribute(TRIGGER, reconcile.trigger());
@@ -55,6 +69,6 @@ final class ReconcileSpans {
                 }
             }
         }
-        ExchangeSpan.attach(exchange, span.startSpan());
+        return span;
     }
 }

@@ -10,6 +10,13 @@ import io.opentelemetry.sdk.trace.data.LinkData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import org.apache.camel.spi.CamelEvent;
 import org.apache.camel.support.EventNotifierSupport;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LogEvent;
+import org.apache.logging.log4j.core.Logger;
+import org.apache.logging.log4j.core.appender.AbstractAppender;
+import org.apache.logging.log4j.core.config.Property;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,6 +28,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 import static dev.metakit.inbox.support.TestEvents.event;
@@ -31,10 +39,13 @@ import static org.awaitility.Awaitility.await;
  * One delivery followed by its trace in the standalone run, traced by OpenTelemetry's own settings (the SDK's
  * autoconfiguration, its testing exporter in place of OTLP): the POST's server span, whose context the inbox keeps
  * with the row; the reconcile's span, linked to it, with the MetaKit calls under it; the change's row and the feed
- * message's traceparent in the reconcile's trace. And with no OTEL_* setting, nothing of it.
+ * message's traceparent in the reconcile's trace; the reconcile's and the outlet's log lines with the account and the
+ * trace's ids in their logging context. And with no OTEL_* setting, none of it but the account.
  */
 class DeliveryTraceTest {
     private static final String OUTLET_LOGGER = "dev.metakit.inbox.feed.outlet";
+    private static final String RECONCILE_LOGGER = "dev.metakit.inbox.reconcile";
+    private static final List<String> LOGGERS = List.of(OUTLET_LOGGER, RECONCILE_LOGGER);
     // the attributes Camel's tracing (camel-opentelemetry2) gives the spans of its endpoints
     private static final AttributeKey<String> COMPONENT = AttributeKey.stringKey("component");
     private static final AttributeKey<String> HTTP_METHOD = AttributeKey.stringKey("http.method");
@@ -44,6 +55,26 @@ class DeliveryTraceTest {
     final InboxFixture fixture = new InboxFixture();
     private final FakeMetaKit metakit = fixture.metakit();
     private final List<Map<String, Object>> outletHeaders = Collections.synchronizedList(new ArrayList<>());
+    /** the logging context of each line of the reconcile's logger and of the outlet's */
+    private final Map<String, Map<String, String>> logContexts = new ConcurrentHashMap<>();
+    private final AbstractAppender capture = new AbstractAppender("trace-log-capture", null, null, true,
+            Property.EMPTY_ARRAY) {
+        @Override
+        public void append(LogEvent event) {
+            logContexts.put(event.getLoggerName(), event.getContextData().toMap());
+        }
+    };
+
+    @BeforeEach
+    void captureLogContexts() {
+        capture.start();
+        LOGGERS.forEach(name -> ((Logger) LogManager.getLogger(name)).addAppender(capture));
+    }
+
+    @AfterEach
+    void stopCapture() {
+        LOGGERS.forEach(name -> ((Logger) LogManager.getLogger(name)).removeAppender(capture));
+    }
 
     @Test
     void oneDeliverysTraceReachesFromThePostThroughItsReconcileToTheFeedMessage() throws Exception {
@@ -87,6 +118,12 @@ class DeliveryTraceTest {
         assertThat(sent.getTraceId()).as("the feed message's traceparent continues the reconcile's trace")
                 .isEqualTo(reconcile.getTraceId());
 
+        // the reconcile's line ("Reconciled account 3: ...") and the outlet's carry the account and the reconcile's ids
+        assertThat(logContexts.get(RECONCILE_LOGGER)).containsEntry("metakit.account", "3")
+                .containsEntry("trace_id", reconcile.getTraceId()).containsEntry("span_id", reconcile.getSpanId());
+        assertThat(logContexts.get(OUTLET_LOGGER)).containsEntry("metakit.account", "3")
+                .containsEntry("trace_id", reconcile.getTraceId());
+
         // no secret and no payload in any attribute of any span the run made
         List<String> forbidden = List.of(RunningInbox.SECRET, FakeMetaKit.API_KEY, "Bearer",
                 new String(body, StandardCharsets.UTF_8), "\"ticket\"", "1.09", "EURUSD");
@@ -112,6 +149,8 @@ class DeliveryTraceTest {
         assertThat(TestDatabase.scalar("select count(*) from position_changes where trace_parent is not null")).isZero();
         assertThat(outletHeaders).hasSize(1);
         assertThat(outletHeaders.get(0)).doesNotContainKey(TraceParent.HEADER);
+        assertThat(logContexts.get(RECONCILE_LOGGER)).containsEntry("metakit.account", "3")
+                .doesNotContainKeys("trace_id", "span_id");
     }
 
     /** The headers of what the outlet endpoint is handed, as any endpoint put in place of the log would be. */
