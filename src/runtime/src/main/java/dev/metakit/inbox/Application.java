@@ -59,6 +59,8 @@ public final class Application {
         main.addMainListener(new RouteFiles());
         // sandbox or the user's own run: decided once the effective configuration is known (RunMode)
         main.addMainListener(new RunMode(env, workingDirectory));
+        // spans, when OpenTelemetry's own OTEL_* variables say so (StandaloneTracing)
+        main.addMainListener(new StandaloneTracing(env));
         return main;
     }
 

@@ -32,7 +32,7 @@ public final class ChangeStore {
 
     private static final String COLUMNS = "change_id, account_id, seq, ticket, kind, status, symbol, type, volume,"
             + " price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price, close_profit, changed,"
-            + " source, reconciled_at";
+            + " source, reconciled_at, trace_parent";
 
     /** The channel a committed change is announced on (payload: its account id, or empty for "look at all"). */
     static final String CHANNEL = "metakit_feed";
@@ -52,8 +52,8 @@ public final class ChangeStore {
 
     private static final String INSERT = "insert into position_changes (account_id, seq, ticket, kind, status,"
             + " symbol, type, volume, price_open, opened_at, sl, tp, closed_at, close_deal_ticket, close_price,"
-            + " close_profit, changed, source, reconciled_at, payload)"
-            + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::json)";
+            + " close_profit, changed, source, reconciled_at, payload, trace_parent)"
+            + " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::json, ?)";
 
     private static final ObjectMapper JSON = JsonMapper.builder().build();
 
@@ -96,7 +96,8 @@ public final class ChangeStore {
             s.setArray(i++, names);
             s.setString(i++, stored.source());
             Jdbc.setInstant(s, i++, stored.reconciledAt());
-            s.setString(i, payload);
+            s.setString(i++, payload);
+            s.setString(i, stored.traceParent());
             s.executeUpdate();
         } finally {
             names.free();
@@ -124,7 +125,7 @@ public final class ChangeStore {
                         rs.getBigDecimal("price_open"), Jdbc.getInstant(rs, "opened_at"), rs.getBigDecimal("sl"),
                         rs.getBigDecimal("tp"), Jdbc.getInstant(rs, "closed_at"), change.closeDealTicket(),
                         rs.getBigDecimal("close_price"), rs.getBigDecimal("close_profit"), change.changed(),
-                        change.source(), Jdbc.getInstant(rs, "reconciled_at"));
+                        change.source(), Jdbc.getInstant(rs, "reconciled_at"), change.traceParent());
             }
         }
     }
@@ -327,6 +328,6 @@ public final class ChangeStore {
                 Jdbc.getInstant(rs, "opened_at"), rs.getBigDecimal("sl"), rs.getBigDecimal("tp"), Jdbc.getInstant(rs, "closed_at"),
                 (Long) rs.getObject("close_deal_ticket"), rs.getBigDecimal("close_price"),
                 rs.getBigDecimal("close_profit"), List.copyOf(names), rs.getString("source"),
-                Jdbc.getInstant(rs, "reconciled_at"));
+                Jdbc.getInstant(rs, "reconciled_at"), rs.getString("trace_parent"));
     }
 }

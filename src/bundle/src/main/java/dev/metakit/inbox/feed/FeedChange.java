@@ -6,11 +6,24 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** One row of {@code position_changes}: a transition of one position, as the feed publishes it. */
+/**
+ * One row of {@code position_changes}: a transition of one position, as the feed publishes it, with the context of the
+ * reconcile that wrote it (W3C traceparent text, null when tracing was off), which goes downstream as a header.
+ */
 public record FeedChange(long changeId, long accountId, long seq, long ticket, String kind, String status,
                          String symbol, String type, BigDecimal volume, BigDecimal priceOpen, Instant openedAt,
                          BigDecimal sl, BigDecimal tp, Instant closedAt, Long closeDealTicket, BigDecimal closePrice,
-                         BigDecimal profit, List<String> changed, String source, Instant reconciledAt) {
+                         BigDecimal profit, List<String> changed, String source, Instant reconciledAt,
+                         String traceParent) {
+
+    /** A change without a trace context (written with tracing off). */
+    public FeedChange(long changeId, long accountId, long seq, long ticket, String kind, String status,
+                      String symbol, String type, BigDecimal volume, BigDecimal priceOpen, Instant openedAt,
+                      BigDecimal sl, BigDecimal tp, Instant closedAt, Long closeDealTicket, BigDecimal closePrice,
+                      BigDecimal profit, List<String> changed, String source, Instant reconciledAt) {
+        this(changeId, accountId, seq, ticket, kind, status, symbol, type, volume, priceOpen, openedAt, sl, tp,
+                closedAt, closeDealTicket, closePrice, profit, changed, source, reconciledAt, null);
+    }
 
     /** The downstream's dedupe key: stable across re-sends and replays. */
     public String id() {

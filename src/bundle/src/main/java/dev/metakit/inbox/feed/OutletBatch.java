@@ -2,6 +2,8 @@ package dev.metakit.inbox.feed;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectWriter;
+import dev.metakit.inbox.trace.LogContext;
+import dev.metakit.inbox.trace.TraceParent;
 import org.apache.camel.AsyncProducer;
 import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
@@ -93,7 +95,10 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json,
                     break;
                 }
                 int index = handed;
-                try {
+                FeedChange change = batch.get(handed);
+                // the outlet's own lines (the default log line, a synchronous endpoint's) carry the account and the
+                // reconcile's trace
+                try (LogContext logContext = LogContext.of(change.accountId(), change.traceParent())) {
                     producer.process(exchange, doneSync -> sends.record(index, exchange.getException()));
                 } catch (RuntimeException e) {
                     // an asynchronous producer answers through the callback; one that throws instead failed the send
@@ -176,6 +181,10 @@ record OutletBatch(Endpoint endpoint, AsyncProducer producer, ObjectWriter json,
         m.setHeader(FeedHeaders.TICKET, change.ticket());
         m.setHeader(FeedHeaders.CHANGE_KIND, change.kind());
         m.setHeader(Exchange.CONTENT_TYPE, "application/json");
+        if (change.traceParent() != null) {
+            // the reconcile's context: Camel's tracing continues it, and the outlet's transport carries it on
+            m.setHeader(TraceParent.HEADER, change.traceParent());
+        }
         return exchange;
     }
 }

@@ -125,7 +125,7 @@ public class InboxClaims {
                set claimed_by = ?, claim_token = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
              where i.delivery_key = any(array(select delivery_key from c))
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
-                      i.replayed_at is not null""";
+                      i.replayed_at is not null, i.trace_parent""";
 
     private final DataSource dataSource;
     private final Duration deadAfter;
@@ -181,7 +181,7 @@ public class InboxClaims {
                     // wasNull right after the read it is about: a null account_id must not become account 0
                     Long accountId = rs.wasNull() ? null : account;
                     rows.add(new InboxRow(rs.getString(1), rs.getString(2), accountId, body, rs.getInt(6),
-                            rs.getBoolean(7)));
+                            rs.getBoolean(7), rs.getString(8)));
                 }
             }
             walkStart = nextWalkStart(start, rows, cap);

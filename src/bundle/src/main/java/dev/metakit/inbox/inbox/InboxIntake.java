@@ -15,8 +15,8 @@ import java.util.Set;
  */
 public class InboxIntake {
     private static final String INSERT_BATCH = """
-            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw)
-            select * from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[])
+            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw, trace_parent)
+            select * from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[], ?::text[])
             on conflict (delivery_key) do nothing
             returning delivery_key""";
 
@@ -39,16 +39,16 @@ public class InboxIntake {
 
     /**
      * Stores new deliveries in one statement on {@code c} (the ingest's group commit), the arrays index-aligned, one
-     * entry per key; a key already stored is left as it is. Returns the keys this statement stored.
+     * entry per key (a trace parent null when tracing is off); a key already stored is left as it is. Returns the keys this statement stored.
      */
     public static Set<String> insert(Connection c, long timeoutMillis, String[] keys, String[] events, Long[] accounts,
-                                     String[] texts, byte[][] raws) throws SQLException {
+                                     String[] texts, byte[][] raws, String[] traceParents) throws SQLException {
         Set<String> inserted = new HashSet<>(keys.length * 2);
         try (PreparedStatement ps = c.prepareStatement(INSERT_BATCH)) {
             queryTimeout(ps, timeoutMillis);
             Array[] arrays = {c.createArrayOf("text", keys), c.createArrayOf("text", events),
                     c.createArrayOf("bigint", accounts), c.createArrayOf("text", texts),
-                    c.createArrayOf("bytea", raws)};
+                    c.createArrayOf("bytea", raws), c.createArrayOf("text", traceParents)};
             for (int a = 0; a < arrays.length; a++) {
                 ps.setArray(a + 1, arrays[a]);
             }

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ingest;
 
+import dev.metakit.inbox.trace.CamelTracing;
 import org.apache.camel.Exchange;
 import org.apache.camel.spi.IdempotentRepository;
 import org.apache.camel.support.ExchangeHelper;
@@ -42,6 +43,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public class InboxRepository extends ServiceSupport implements IdempotentRepository {
     private static final Logger LOG = LoggerFactory.getLogger(InboxRepository.class);
     /** Exchange property holding the {@link Delivery} that {@link #add(Exchange, String)} stores. */
+    private final CamelTracing tracing = new CamelTracing();
+
     public static final String DELIVERY_PROPERTY = "metakitDelivery";
     /** Exchange property holding the delivery key alone (the idempotent consumer's expression). */
     public static final String DELIVERY_KEY_PROPERTY = "metakitDeliveryKey";
@@ -113,7 +116,7 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
             // the route's key expression was changed: the row is stored under the key the EIP dedupes on
             delivery = new Delivery(key, delivery.event(), delivery.accountId(), delivery.body());
         }
-        return delivery;
+        return tracing.isOn(exchange.getContext()) ? delivery.traced(CamelTracing.spanOf(exchange)) : delivery;
     }
 
     /** the bound counts from the request's arrival: any wait before the insert is part of the delivery's wait */

@@ -2,6 +2,7 @@ package dev.metakit.inbox.reconcile;
 
 import dev.metakit.inbox.feed.ChangeStore;
 import dev.metakit.inbox.feed.FeedChange;
+import dev.metakit.inbox.trace.TraceParent;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -60,11 +61,12 @@ final class ChangeOutbox {
         if (changed.isEmpty()) {
             return false;
         }
-        // the row's close profit is the change's profit: what the feed publishes for a closed position
+        // the row's close profit is the change's profit: what the feed publishes for a closed position; the span
+        // current here is the reconcile's (ReconcileSteps.applyTraced), none when tracing is off
         ChangeStore.append(c, new FeedChange(0, accountId, 0, after.ticket(), kind(before, after), after.status(),
                 after.symbol(), after.type(), after.volume(), after.priceOpen(), after.openedAt(), after.sl(),
                 after.tp(), after.closedAt(), after.closeDealTicket(), after.closePrice(), after.closeProfit(),
-                changed, source, null));
+                changed, source, null, TraceParent.ofCurrentSpan()));
         return true;
     }
 

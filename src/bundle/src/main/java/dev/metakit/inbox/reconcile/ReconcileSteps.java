@@ -2,6 +2,8 @@ package dev.metakit.inbox.reconcile;
 
 import dev.metakit.inbox.metakit.ApiPosition;
 import dev.metakit.inbox.metakit.MetaKitJson;
+import dev.metakit.inbox.trace.ExchangeSpan;
+import io.opentelemetry.context.Scope;
 import org.apache.camel.Body;
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangeProperty;
@@ -85,6 +87,16 @@ public class ReconcileSteps {
             scannedUpTo.merge(account, reconcile.snapshotAt(), (a, b) -> a.isAfter(b) ? a : b);
         }
         return result;
+    }
+
+    /**
+     * {@link #apply}, with the reconcile's span current (none when tracing is off): each change it writes keeps that
+     * span's context, which the feed sends downstream.
+     */
+    public ReconcileResult applyTraced(@ExchangeProperty(RECONCILE) AccountReconcile reconcile, Exchange exchange) {
+        try (Scope span = ExchangeSpan.makeCurrent(exchange)) {
+            return apply(reconcile);
+        }
     }
 
     /** The reconcile an exchange carries in {@link #RECONCILE} (null before its first step). */

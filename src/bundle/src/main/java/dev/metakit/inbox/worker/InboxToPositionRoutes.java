@@ -53,7 +53,19 @@ public class InboxToPositionRoutes extends RouteBuilder {
     /** the {@link AccountWork} a drain's branch reports on, kept beside the body (which the reconcile replaces) */
     static final String WORK_PROPERTY = "metakitWork";
 
+    /**
+     * The endpoints Camel's tracing leaves out (its {@code excludePatterns}): the worker's doorbell and drain, so that
+     * each account's reconcile is the root of a trace of its own (linked to its deliveries) rather than a child of
+     * whichever ring woke the worker; and the route files' frequent timers that serve no one delivery (the worker's
+     * and the feed's polls, the metrics refresh, the secret rotation's check), which would make a trace a second.
+     */
+    public static final String UNTRACED_ENDPOINTS = String.join(",", InboxDoorbell.QUEUE_URI + "*", DRAIN + "*",
+            "timer:metakit-inbox-poll*", "timer:metakit-change-feed*", "timer:metakit-metrics-refresh*",
+            "timer:metakit-webhook-rotation*");
+
     private static final String STEPS = "reconcileSteps";
+
+    private final ReconcileSpans reconcileSpans = new ReconcileSpans();
 
     @Override
     public void configure() {
@@ -84,11 +96,14 @@ public class InboxToPositionRoutes extends RouteBuilder {
                     .setProperty(WORK_PROPERTY, body()) // kept for its outcome: the reconcile replaces the body
                     // the deliveries' tickets are hints; replayed deliveries find changes with source=replay
                     .transform().body(AccountWork.class, AccountWork::reconcile)
+                    .process(reconcileSpans::begin).id("trace-reconcile") // its span, linked to its deliveries; its log context
                     .doTry()
                         .to(RECONCILE_ACCOUNT)
                         .bean("inboxWorker", "completed(${exchangeProperty." + WORK_PROPERTY + "})")
                     .doCatch(Exception.class)
                         .bean("inboxWorker", "failed(${exchangeProperty." + WORK_PROPERTY + "}, ${exception})")
+                    .doFinally()
+                        .process(ReconcileSpans::end)
                     .end()
                 .end()
                 // a claim that found work may have left more behind: ring again rather than wait for the poll
@@ -112,7 +127,7 @@ public class InboxToPositionRoutes extends RouteBuilder {
                     .enrich(MetaKitApi.GET_ENDPOINT).id("fetch-deals")
                     .setProperty(ReconcileSteps.RECONCILE, method(STEPS, "dealsReceived"))
                 .end()
-                .setBody(method(STEPS, "apply"))
+                .setBody(method(STEPS, "applyTraced"))
                 .log(LoggingLevel.INFO, "dev.metakit.inbox.reconcile",
                         "Reconciled account ${exchangeProperty." + ReconcileSteps.RECONCILE + ".accountId}: ${body}");
     }
@@ -125,11 +140,14 @@ public class InboxToPositionRoutes extends RouteBuilder {
         from(FULL_RECONCILE).routeId(FULL_RECONCILE_ROUTE).startupOrder(30).errorHandler(noErrorHandler())
                 .setBody(method("fullReconcile", "begin"))
                 .split(body()).parallelProcessing().executorService("metakitReconcilePool").id("reconcile-each-account")
+                    .process(reconcileSpans::begin)
                     .doTry()
                         .to(RECONCILE_ACCOUNT)
                         .bean("fullReconcile", "accountDone")
                     .doCatch(Exception.class)
                         .bean("fullReconcile", "accountFailed")
+                    .doFinally()
+                        .process(ReconcileSpans::end)
                     .end()
                 .end()
                 .bean("fullReconcile", "finish");

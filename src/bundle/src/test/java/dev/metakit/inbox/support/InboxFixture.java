@@ -47,6 +47,13 @@ public final class InboxFixture implements BeforeEachCallback, AfterEachCallback
         return inbox;
     }
 
+    /** As {@link #start(Map)}, with {@code environment} as the process environment. */
+    public RunningInbox start(Map<String, String> environment, Map<String, String> overrides) {
+        closeInbox();
+        inbox = RunningInbox.againstFakeMetaKit(metakit, environment, overrides);
+        return inbox;
+    }
+
     /** The bundle with exactly these settings (the API's URL and key included). */
     public RunningInbox startWith(Map<String, String> settings) {
         closeInbox();

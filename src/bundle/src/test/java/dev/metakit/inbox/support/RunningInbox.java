@@ -123,6 +123,12 @@ public final class RunningInbox implements AutoCloseable {
      * and the periodic jobs out of the way unless {@code overrides} bring them in.
      */
     public static RunningInbox againstFakeMetaKit(FakeMetaKit metakit, Map<String, String> overrides) {
+        return againstFakeMetaKit(metakit, Map.of(), overrides);
+    }
+
+    /** As {@link #againstFakeMetaKit(FakeMetaKit, Map)}, with {@code environment} as the process environment. */
+    public static RunningInbox againstFakeMetaKit(FakeMetaKit metakit, Map<String, String> environment,
+                                                  Map<String, String> overrides) {
         Map<String, String> p = new LinkedHashMap<>();
         p.put("metakit.api.url", metakit.url());
         p.put("metakit.api.key", FakeMetaKit.API_KEY);
@@ -132,7 +138,7 @@ public final class RunningInbox implements AutoCloseable {
         p.put("metakit.reconcile.interval", "PT1H");
         p.put("metakit.status.interval", "PT1H");
         p.putAll(overrides);
-        return start(p);
+        return start(basedir(), environment, p);
     }
 
     /**
