@@ -35,10 +35,16 @@ public class InboxAdmin {
                and (cast(? as bigint) is null or account_id = ?)
                and (cast(? as text) is null or delivery_key = ?)""";
 
-    /** One bounded batch; SKIP LOCKED so pruning never waits on (or blocks) a worker. */
+    /** The rows a day keeps when its partition is dropped: not processed yet (pending, or failed). */
+    public static final String UNFINISHED = "processed_at is null";
+
+    /**
+     * One bounded batch of the kept partition (the days are dropped whole: DayPartitions); SKIP LOCKED so pruning
+     * never waits on (or blocks) a worker.
+     */
     private static final String PRUNE_BATCH = """
-            delete from webhook_inbox where delivery_key in (
-                select delivery_key from webhook_inbox
+            delete from webhook_inbox_kept where (delivery_key, signed_at) in (
+                select delivery_key, signed_at from webhook_inbox_kept
                  where processed_at is not null and failed_at is null and received_at < ?
                  limit ? for update skip locked)""";
 
@@ -94,14 +100,14 @@ public class InboxAdmin {
     }
 
     /**
-     * Deletes processed rows received before {@code cutoff}, {@code batchSize} rows per statement until none is left;
-     * failed and unprocessed rows are kept. Returns how many rows.
+     * Deletes the kept partition's processed rows received before {@code cutoff}, {@code batchSize} rows per
+     * statement until none is left; failed and unprocessed rows are kept. Returns how many rows.
      */
-    public long prune(Instant cutoff, int batchSize) throws SQLException {
+    public long prune(Instant cutoff, int batchSize, Jdbc.Progress progress) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PRUNE_BATCH)) {
             ps.setTimestamp(1, Timestamp.from(cutoff));
             ps.setInt(2, batchSize);
-            return Jdbc.deleteInBatches(ps, batchSize);
+            return Jdbc.deleteInBatches(ps, batchSize, progress);
         }
     }
 

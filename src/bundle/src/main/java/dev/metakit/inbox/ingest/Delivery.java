@@ -1,9 +1,12 @@
 package dev.metakit.inbox.ingest;
 
+import java.time.Instant;
+
 /**
  * A verified delivery on its way into the inbox. {@code event} and {@code accountId} are what the worker and
- * operators filter on; either may be null when the body does not say (it is stored all the same). The
- * inbox stamps {@code received_at} itself, at the commit.
+ * operators filter on; either may be null when the body does not say (it is stored all the same). {@code signedAt}
+ * is the verified signature's {@code t}, the same for every retry of the delivery: the inbox's partition key, so a
+ * retry meets its row (V12). The inbox stamps {@code received_at} itself, at the commit.
  */
-public record Delivery(String key, String event, Long accountId, byte[] body) {
+public record Delivery(String key, String event, Long accountId, byte[] body, Instant signedAt) {
 }
