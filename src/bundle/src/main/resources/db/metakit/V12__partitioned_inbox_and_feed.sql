@@ -52,6 +52,8 @@ create table webhook_inbox (
 
 create index webhook_inbox_pending_account_idx on webhook_inbox (account_id, next_attempt_at)
     where processed_at is null and failed_at is null;
+-- the dead letters (the ops page's count and list, requeue): few rows, written only when a row fails
+create index webhook_inbox_failed_idx on webhook_inbox (failed_at) where processed_at is null and failed_at is not null;
 
 -- the kept partition up to today (UTC), then today and 7 days ahead
 do $$

@@ -216,14 +216,14 @@ public final class DayPartitions {
             String kept = kept();
             s.execute("alter table " + table + " detach partition " + day.name());
             s.execute("alter table " + table + " detach partition " + kept);
+            s.execute("alter table " + kept + " drop constraint if exists " + checkName());
+            s.execute("alter table " + kept + " rename constraint " + checkName() + "_next to " + checkName());
             long moved = 0;
             if (unfinished != null) {
                 String columns = String.join(", ", columns(tx));
                 moved = s.executeUpdate("insert into " + kept + " (" + columns + ") select " + columns + " from "
                         + day.name() + " where " + unfinished);
             }
-            s.execute("alter table " + kept + " drop constraint if exists " + checkName());
-            s.execute("alter table " + kept + " rename constraint " + checkName() + "_next to " + checkName());
             s.execute("alter table " + table + " attach partition " + kept + " for values from (minvalue) to ('"
                     + day.to() + "')");
             s.execute("drop table " + day.name());
