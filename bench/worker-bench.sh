@@ -5,13 +5,14 @@
 #   bench/worker-bench.sh reconcile   # full reconcile of 10,000 accounts, API latency 20 ms: wall time vs the bound
 #   bench/worker-bench.sh outage      # deliveries at 400/s while every API call answers 500: PostgreSQL's CPU by window
 #   bench/worker-bench.sh claim       # one claim's time with 0 to 200,000 rows piled up for an account backing off
+#   bench/worker-bench.sh retention   # the inbox by day against one table: WAL per delivery, a day retired, sizes
 #   bench/worker-bench.sh all         # drain and reconcile, with their defaults
 #   bench/worker-bench.sh drain --rows 20000 --rounds 2     # options after the mode go to the benchmark's main
 #
 # Both run the real bundle in one JVM (RunningInbox: camel-main, application.properties, routes/) against the
 # sandbox's REST API on 127.0.0.1 (no faults, fixed latency), on an embedded PostgreSQL (or a database created for the
 # run on the server named by METAKIT_TEST_DATABASE_URL, with METAKIT_TEST_DATABASE_USER / _PASSWORD; never DATABASE_URL). Options: see the javadoc of src/runtime/src/test/java/dev/metakit/inbox/bench/
-# DrainBench.java, ReconcileBench.java, OutageBench.java and ClaimBench.java. BENCH_JAVA_OPTS: JVM options (default -Xmx1g). RESULTS: a TSV file the
+# DrainBench.java, ReconcileBench.java, OutageBench.java, ClaimBench.java and RetentionBench.java. BENCH_JAVA_OPTS: JVM options (default -Xmx1g). RESULTS: a TSV file the
 # rounds are appended to (default target/worker-bench-<stamp>.tsv).
 # The machine is shared: check `uptime` first; the load average should be low.
 set -euo pipefail
@@ -36,6 +37,7 @@ case $mode in
   reconcile) run ReconcileBench "$@" ;;
   outage) run OutageBench "$@" ;;
   claim) run ClaimBench "$@" ;;
+  retention) run RetentionBench "$@" ;;
   all) run DrainBench; run ReconcileBench ;;
-  *) echo "usage: $0 drain|reconcile|outage|claim|all [options]" >&2; exit 64 ;;
+  *) echo "usage: $0 drain|reconcile|outage|claim|retention|all [options]" >&2; exit 64 ;;
 esac

@@ -6,11 +6,17 @@ import org.apache.camel.health.HealthCheckResultBuilder;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.LocalDate;
+import java.util.List;
+import java.util.Optional;
 import java.time.Duration;
 import java.util.Map;
 
 /**
- * Readiness: the inbox database answers. Not a liveness check: a database outage must take the instance out of
+ * Readiness: the inbox database answers, and the inbox and the feed have a partition for today and tomorrow. Not a
+ * liveness check: a database outage must take the instance out of
  * the load balancer, not get a healthy process restarted.
  * <p>
  * Bounded: a database that does not answer (packets dropped, the socket open) makes the check report down, "timed
@@ -25,6 +31,7 @@ public class InboxDatabaseHealthCheck extends ReadinessCheck {
     private static final int VALID_SECONDS = 1;
 
     private DataSource dataSource;
+    private Clock clock = Clock.systemUTC();
     private volatile DeadlineProbe probe = new DeadlineProbe("inbox-database", DEFAULT_DEADLINE, this::check);
 
     public InboxDatabaseHealthCheck() {
@@ -51,10 +58,32 @@ public class InboxDatabaseHealthCheck extends ReadinessCheck {
 
     private String check() {
         try (Connection c = dataSource.getConnection()) {
-            return c.isValid(VALID_SECONDS) ? null : "database connection is not valid";
+            return c.isValid(VALID_SECONDS) ? missingPartition(c) : "database connection is not valid";
         } catch (Exception e) {
             return "database unavailable: " + RootCause.message(e);
         }
+    }
+
+    /**
+     * A day of today and tomorrow (UTC) that the inbox or the feed has no partition for: a row of that time would
+     * not be stored (no default partition takes it). The retention route makes the days ahead.
+     */
+    private String missingPartition(Connection c) throws SQLException {
+        LocalDate today = DayPartitions.day(clock.instant());
+        for (DayPartitions days : List.of(DayPartitions.INBOX, DayPartitions.FEED)) {
+            Optional<LocalDate> missing = days.firstUncovered(c, today, today.plusDays(1));
+            if (missing.isPresent()) {
+                return days.table() + " has no partition for " + missing.get() + " (" + days.name(missing.get())
+                        + "): its rows of that day cannot be stored; the retention route makes the days ahead, its "
+                        + "log says why it did not";
+            }
+        }
+        return null;
+    }
+
+    /** The clock the days are counted on; a test sets its own. */
+    public void setClock(Clock clock) {
+        this.clock = clock;
     }
 
     public void setDataSource(DataSource dataSource) {

@@ -4,12 +4,16 @@ import dev.metakit.inbox.config.ConfigurationException;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -24,6 +28,7 @@ import java.util.List;
  * into it.
  */
 public final class InboxMigrations {
+    private static final Logger LOG = LoggerFactory.getLogger(InboxMigrations.class);
     public static final String LOCATION = "classpath:db/metakit";
     public static final String HISTORY_TABLE = "metakit_schema_history";
     /** the advisory lock of the schema's preparation: "metakit-inbox schema" */
@@ -54,9 +59,26 @@ public final class InboxMigrations {
      */
     public static MigrateResult migrate(DataSource dataSource, DataSource asConfigured, InboxSchema schema) {
         prepare(asConfigured, schema);
-        return Flyway.configure().dataSource(dataSource).locations(LOCATION)
+        MigrateResult result = Flyway.configure().dataSource(dataSource).locations(LOCATION)
                 .schemas(schema.name()).defaultSchema(schema.name()).createSchemas(false).table(HISTORY_TABLE)
                 .connectRetries(0).load().migrate();
+        makePartitionsAhead(dataSource, schema);
+        return result;
+    }
+
+    /** The inbox's and the feed's days ahead, before any route stores a row (DayPartitions). */
+    private static void makePartitionsAhead(DataSource dataSource, InboxSchema schema) {
+        try (Connection c = dataSource.getConnection()) {
+            for (DayPartitions days : List.of(DayPartitions.INBOX, DayPartitions.FEED)) {
+                List<String> made = days.makeAhead(c, Instant.now(), schema);
+                if (!made.isEmpty()) {
+                    LOG.info("Partitions made ahead of {}: {}", days.table(), made);
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not make the partitions ahead in the schema " + schema + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     /** Creates the schema or moves an earlier install into it, in one transaction. */

@@ -78,11 +78,23 @@ public final class Jdbc {
 
     /** Runs a bounded delete until a run deletes fewer than {@code batchSize} rows. Returns how many in all. */
     public static long deleteInBatches(PreparedStatement s, int batchSize) throws SQLException {
+        return deleteInBatches(s, batchSize, soFar -> { });
+    }
+
+    /** Told the rows done so far after each batch of a long piece of work. */
+    @FunctionalInterface
+    public interface Progress {
+        void done(long soFar);
+    }
+
+    /** {@link #deleteInBatches(PreparedStatement, int)}, telling {@code progress} after each batch. */
+    public static long deleteInBatches(PreparedStatement s, int batchSize, Progress progress) throws SQLException {
         long total = 0;
         int n;
         do {
             n = s.executeUpdate();
             total += n;
+            progress.done(total);
         } while (n == batchSize);
         return total;
     }

@@ -8,13 +8,17 @@ import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 
 /**
- * A retention job of the retention route ({@code routes/retention.camel.yaml}): deletes what is older than its
- * retention, in batches of {@code metakit.retention.batch-size} rows, and logs one line with the count.
+ * A retention job of the retention route ({@code routes/retention.camel.yaml}) for one table partitioned by day
+ * ({@link DayPartitions}): makes the days ahead, retires every day whose end is older than the retention (its
+ * unfinished rows moved into the kept partition, the day dropped), deletes the finished rows of the kept partition that
+ * are older than the retention in batches of {@code metakit.retention.batch-size} rows, and logs one line.
  */
 public abstract class RetentionJob {
     private final Logger log = LoggerFactory.getLogger(getClass());
@@ -23,14 +27,27 @@ public abstract class RetentionJob {
     private Duration retention;
     private String retentionText;
     private Integer batchSize;
+    private Clock clock = Clock.systemUTC();
+    /** how often a long prune of the kept partition says how far it got */
+    private static final long PROGRESS_NANOS = 10_000_000_000L;
 
     /** @param retentionKey the property key of the retention, named by the messages */
     protected RetentionJob(String retentionKey) {
         this.retentionKey = retentionKey;
     }
 
-    /** Deletes in batches what was kept since before {@code cutoff}; returns how many rows. */
-    protected abstract long delete(DataSource dataSource, Instant cutoff, int batchSize) throws SQLException;
+    /**
+     * Deletes in batches the finished rows of the kept partition from before {@code cutoff}, telling {@code progress}
+     * the count so far after each batch; returns how many rows.
+     */
+    protected abstract long delete(DataSource dataSource, Instant cutoff, int batchSize, Jdbc.Progress progress)
+            throws SQLException;
+
+    /** The table's days. */
+    protected abstract DayPartitions partitions();
+
+    /** The rows a retired day keeps, an SQL condition (null: none). */
+    protected abstract String unfinished();
 
     /** What the log line counts, e.g. "processed inbox rows received". */
     protected abstract String deletedRows();
@@ -39,16 +56,36 @@ public abstract class RetentionJob {
     protected void check(Duration retention, String text) {
     }
 
-    /** Prunes in batches until done; one line with the count. Returns how many rows. */
+    /**
+     * Makes the days ahead, retires the days past the retention, prunes the kept partition; one line with what was
+     * done. Returns how many rows of the kept partition were deleted.
+     */
     public long prune() throws SQLException {
         Duration keep = Required.setting(retention, retentionKey);
         int batch = Required.setting(batchSize, "metakit.retention.batch-size");
         long started = System.nanoTime();
-        Instant cutoff = Instant.now().minus(keep);
-        long n = delete(dataSource, cutoff, batch);
-        log.info("Retention: pruned {} {} before {} ({}={}) in {} ms", n, deletedRows(), cutoff, environmentName(retentionKey),
-                retentionText, (System.nanoTime() - started) / 1_000_000);
+        Instant now = clock.instant();
+        Instant cutoff = now.minus(keep);
+        DayPartitions days = partitions();
+        List<String> made = days.makeAhead(dataSource, now);
+        DayPartitions.Retired retired = days.retire(dataSource, cutoff, unfinished());
+        long[] lastTold = {started};
+        long n = delete(dataSource, cutoff, batch, soFar -> {
+            if (System.nanoTime() - lastTold[0] > PROGRESS_NANOS) {
+                lastTold[0] = System.nanoTime();
+                log.info("Retention: {} {} pruned so far", soFar, deletedRows());
+            }
+        });
+        log.info("Retention: pruned {} {} before {} ({}={}) in {} ms; days dropped {} ({} unfinished rows kept in {}){},"
+                        + " made ahead {}", n, deletedRows(), cutoff, environmentName(retentionKey), retentionText,
+                (System.nanoTime() - started) / 1_000_000, retired.dropped(), retired.rowsKept(), days.kept(),
+                retired.lockBusy() ? ", the next day left for the next run (its table was busy)" : "", made);
         return n;
+    }
+
+    /** The time retention counts from; a test sets its own. */
+    public void setClock(Clock clock) {
+        this.clock = clock;
     }
 
     public void setRetention(String value) {

@@ -280,22 +280,28 @@ public final class ChangeStore {
      * Deletes changes published before {@code cutoff}, in batches; unpublished ones are kept. The rows are locked
      * before the delete, so a replay that marks one unpublished meanwhile keeps it (the delete re-checks it).
      */
-    static long prunePublished(Connection c, Instant cutoff, int batchSize) throws SQLException {
-        return pruneBefore(c, "published_at", cutoff, batchSize);
+    static long prunePublished(Connection c, Instant cutoff, int batchSize, Jdbc.Progress progress)
+            throws SQLException {
+        return pruneBefore(c, "published_at", cutoff, batchSize, progress);
     }
 
     /** Deletes changes reconciled before {@code cutoff}, published or not, in batches. */
-    static long pruneReconciled(Connection c, Instant cutoff, int batchSize) throws SQLException {
-        return pruneBefore(c, "reconciled_at", cutoff, batchSize);
+    static long pruneReconciled(Connection c, Instant cutoff, int batchSize, Jdbc.Progress progress)
+            throws SQLException {
+        return pruneBefore(c, "reconciled_at", cutoff, batchSize, progress);
     }
 
-    /** Deletes the changes whose {@code column} (a name of this class, never a caller's text) is before cutoff. */
-    private static long pruneBefore(Connection c, String column, Instant cutoff, int batchSize) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("delete from position_changes where change_id in ("
-                + " select change_id from position_changes where " + column + " < ? limit ? for update skip locked)")) {
+    /**
+     * Deletes the kept partition's changes whose {@code column} (a name of this class, never a caller's text) is
+     * before cutoff (the days are dropped whole: DayPartitions).
+     */
+    private static long pruneBefore(Connection c, String column, Instant cutoff, int batchSize, Jdbc.Progress progress)
+            throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("delete from position_changes_kept where (change_id, reconciled_at) in ("
+                + " select change_id, reconciled_at from position_changes_kept where " + column + " < ? limit ? for update skip locked)")) {
             Jdbc.setInstant(s, 1, cutoff);
             s.setInt(2, batchSize);
-            return Jdbc.deleteInBatches(s, batchSize);
+            return Jdbc.deleteInBatches(s, batchSize, progress);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.feed;
 
 import dev.metakit.inbox.config.EnumeratedSettings;
+import dev.metakit.inbox.db.DayPartitions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,20 +73,35 @@ public class FeedMaintenance {
     }
 
     /**
-     * Deletes changes reconciled before {@code cutoff}, published or not: retention when Debezium publishes the
-     * table from the WAL (metakit.feed.publisher=external), where no row is ever marked published.
+     * Drops the days of changes reconciled before {@code cutoff} and deletes the kept partition's changes reconciled
+     * before it, published or not: retention when Debezium publishes the table from the WAL
+     * (metakit.feed.publisher=external), where no row is ever marked published. Returns the kept rows deleted.
      */
     public long pruneReconciled(Instant cutoff, int batchSize) throws SQLException {
+        DayPartitions.FEED.retire(dataSource, cutoff, unfinished(false));
         try (Connection c = dataSource.getConnection()) {
-            return ChangeStore.pruneReconciled(c, cutoff, batchSize);
+            return ChangeStore.pruneReconciled(c, cutoff, batchSize, soFar -> { });
         }
     }
 
-    /** Deletes changes published before {@code cutoff}, {@code batchSize} per statement; unpublished ones stay. */
+    /**
+     * Drops the days of changes reconciled before {@code cutoff} (their unpublished changes kept) and deletes the kept
+     * partition's changes published before it, {@code batchSize} per statement; unpublished ones stay. Returns the
+     * kept rows deleted.
+     */
     public long prunePublished(Instant cutoff, int batchSize) throws SQLException {
+        DayPartitions.FEED.retire(dataSource, cutoff, unfinished(true));
         try (Connection c = dataSource.getConnection()) {
-            return ChangeStore.prunePublished(c, cutoff, batchSize);
+            return ChangeStore.prunePublished(c, cutoff, batchSize, soFar -> { });
         }
+    }
+
+    /**
+     * The changes a retired day keeps: the unpublished ones when the in-process publisher sends them; none when
+     * Debezium does (it read them from the WAL).
+     */
+    static String unfinished(boolean inProcess) {
+        return inProcess ? "published_at is null" : null;
     }
 
     public void setDataSource(DataSource dataSource) {

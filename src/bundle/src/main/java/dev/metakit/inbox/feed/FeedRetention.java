@@ -1,20 +1,24 @@
 package dev.metakit.inbox.feed;
 
 import dev.metakit.inbox.config.EnumeratedSettings;
+import dev.metakit.inbox.db.DayPartitions;
+import dev.metakit.inbox.db.Jdbc;
 import dev.metakit.inbox.db.RetentionJob;
 
 import javax.sql.DataSource;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 
 /**
- * The feed's retention, called by the retention route of {@code routes/retention.camel.yaml}: changes published more
- * than {@code METAKIT_FEED_RETENTION} ago are deleted (unpublished ones never are). Retention bounds what a replay can
- * send again.
+ * The feed's retention, called by the retention route of {@code routes/retention.camel.yaml}: the days of changes
+ * reconciled more than {@code METAKIT_FEED_RETENTION} ago are dropped, their unpublished changes moved into
+ * {@code position_changes_kept} (unpublished ones are never deleted), whose changes published before then are deleted.
+ * Retention bounds what a replay can send again.
  *
  * <p>With {@code metakit.feed.publisher=external} nothing marks a change published: Debezium streams each row from the
  * WAL, which holds it whatever becomes of the row (a replication slot keeps the WAL its connector has not confirmed).
- * Retention then deletes changes reconciled more than {@code METAKIT_FEED_RETENTION} ago, published or not.
+ * Retention then drops the days of changes reconciled more than {@code METAKIT_FEED_RETENTION} ago, published or not.
  */
 public class FeedRetention extends RetentionJob {
     private boolean inProcess = true;
@@ -24,9 +28,22 @@ public class FeedRetention extends RetentionJob {
     }
 
     @Override
-    protected long delete(DataSource dataSource, Instant cutoff, int batchSize) throws SQLException {
-        FeedMaintenance feed = new FeedMaintenance(dataSource);
-        return inProcess ? feed.prunePublished(cutoff, batchSize) : feed.pruneReconciled(cutoff, batchSize);
+    protected long delete(DataSource dataSource, Instant cutoff, int batchSize, Jdbc.Progress progress)
+            throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return inProcess ? ChangeStore.prunePublished(c, cutoff, batchSize, progress)
+                    : ChangeStore.pruneReconciled(c, cutoff, batchSize, progress);
+        }
+    }
+
+    @Override
+    protected DayPartitions partitions() {
+        return DayPartitions.FEED;
+    }
+
+    @Override
+    protected String unfinished() {
+        return FeedMaintenance.unfinished(inProcess);
     }
 
     @Override

@@ -35,10 +35,16 @@ public class InboxAdmin {
                and (cast(? as bigint) is null or account_id = ?)
                and (cast(? as text) is null or delivery_key = ?)""";
 
-    /** One bounded batch; SKIP LOCKED so pruning never waits on (or blocks) a worker. */
+    /** The rows a day keeps when its partition is dropped: not processed yet (pending, or failed). */
+    public static final String UNFINISHED = "processed_at is null";
+
+    /**
+     * One bounded batch of the kept partition (the days are dropped whole: DayPartitions); SKIP LOCKED so pruning
+     * never waits on (or blocks) a worker.
+     */
     private static final String PRUNE_BATCH = """
-            delete from webhook_inbox where delivery_key in (
-                select delivery_key from webhook_inbox
+            delete from webhook_inbox_kept where (delivery_key, signed_at) in (
+                select delivery_key, signed_at from webhook_inbox_kept
                  where processed_at is not null and failed_at is null and received_at < ?
                  limit ? for update skip locked)""";
 
@@ -55,7 +61,17 @@ public class InboxAdmin {
     private static final String RECENT_FAILURES = """
             select delivery_key as key, account_id as "accountId", event, attempts, last_error as "lastError",
                    failed_at as "failedAt"
-              from webhook_inbox where failed_at is not null order by failed_at desc limit 100""";
+              from webhook_inbox where processed_at is null and failed_at is not null
+             order by failed_at desc limit 100""";
+
+    /**
+     * The rows retained, as PostgreSQL's statistics estimate them for each partition (pg_class.reltuples, kept
+     * current by autovacuum and analyze): a count(*) would read every row of a week.
+     */
+    private static final String RETAINED_ESTIMATE = """
+            select coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint
+              from pg_inherits i join pg_class c on c.oid = i.inhrelid
+             where i.inhparent = to_regclass('webhook_inbox')""";
 
     private final DataSource dataSource;
 
@@ -94,20 +110,29 @@ public class InboxAdmin {
     }
 
     /**
-     * Deletes processed rows received before {@code cutoff}, {@code batchSize} rows per statement until none is left;
-     * failed and unprocessed rows are kept. Returns how many rows.
+     * Deletes the kept partition's processed rows received before {@code cutoff}, {@code batchSize} rows per
+     * statement until none is left; failed and unprocessed rows are kept. Returns how many rows.
      */
-    public long prune(Instant cutoff, int batchSize) throws SQLException {
+    public long prune(Instant cutoff, int batchSize, Jdbc.Progress progress) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PRUNE_BATCH)) {
             ps.setTimestamp(1, Timestamp.from(cutoff));
             ps.setInt(2, batchSize);
-            return Jdbc.deleteInBatches(ps, batchSize);
+            return Jdbc.deleteInBatches(ps, batchSize, progress);
         }
     }
 
     /** Received and processed rows per minute over the last hour, for the ops page. */
     public List<Map<String, Object>> throughputLastHour() throws SQLException {
         return Rows.read(dataSource, THROUGHPUT);
+    }
+
+    /** About how many rows the inbox retains: an estimate from the statistics, in constant time. */
+    public long retainedEstimate() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RETAINED_ESTIMATE);
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
     }
 
     /** The 100 most recently failed rows, newest first, for the ops page. */
@@ -119,12 +144,16 @@ public class InboxAdmin {
     public record Backlog(long pending, long failed, Duration oldestPendingAge) {
     }
 
+    /**
+     * Read through the partial indexes of pending rows (webhook_inbox_pending_account_idx) and of failed rows
+     * (webhook_inbox_failed_idx): its cost follows the backlog, not the rows retained.
+     */
     public Backlog backlog() throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                select count(*) filter (where failed_at is null),
-                       count(*) filter (where failed_at is not null),
-                       coalesce(extract(epoch from now() - min(received_at) filter (where failed_at is null)), 0)
-                  from webhook_inbox where processed_at is null""");
+                select (select count(*) from webhook_inbox where processed_at is null and failed_at is null),
+                       (select count(*) from webhook_inbox where processed_at is null and failed_at is not null),
+                       coalesce(extract(epoch from now() - (select min(received_at) from webhook_inbox
+                                                             where processed_at is null and failed_at is null)), 0)""");
              ResultSet rs = ps.executeQuery()) {
             rs.next();
             return new Backlog(rs.getLong(1), rs.getLong(2), Duration.ofMillis((long) (rs.getDouble(3) * 1000)));

@@ -11,13 +11,17 @@ import java.util.Set;
 
 /**
  * The ingest's statements on the inbox: a delivery goes in with its key, never a bare key, and a key already stored
- * is left as it is (the redelivery of a delivery is a duplicate, not an error).
+ * is left as it is (the redelivery of a delivery is a duplicate, not an error). The inbox is partitioned by the
+ * signature's t ({@code signed_at}, V12), the same for every retry of a delivery, so the key with its t is the
+ * dedupe key and a retry meets its row in whichever partition it is, the kept one included.
  */
 public class InboxIntake {
     private static final String INSERT_BATCH = """
-            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw, trace_parent)
-            select * from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[], ?::text[])
-            on conflict (delivery_key) do nothing
+            insert into webhook_inbox (delivery_key, event, account_id, body, body_raw, signed_at, trace_parent)
+            select k, e, a, b, r, to_timestamp(t), p
+              from unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::bytea[], ?::bigint[], ?::text[])
+                   as d(k, e, a, b, r, t, p)
+            on conflict (delivery_key, signed_at) do nothing
             returning delivery_key""";
 
     private final DataSource dataSource;
@@ -39,16 +43,20 @@ public class InboxIntake {
 
     /**
      * Stores new deliveries in one statement on {@code c} (the ingest's group commit), the arrays index-aligned, one
-     * entry per key (a trace parent null when tracing is off); a key already stored is left as it is. Returns the keys this statement stored.
+     * entry per key, {@code signedAt} in unix seconds (a trace parent null when tracing is off); a key already stored
+     * is left as it is. Returns the keys this statement stored. A time no partition covers fails the statement
+     * (nothing is stored).
      */
     public static Set<String> insert(Connection c, long timeoutMillis, String[] keys, String[] events, Long[] accounts,
-                                     String[] texts, byte[][] raws, String[] traceParents) throws SQLException {
+                                     String[] texts, byte[][] raws, Long[] signedAt, String[] traceParents)
+            throws SQLException {
         Set<String> inserted = new HashSet<>(keys.length * 2);
         try (PreparedStatement ps = c.prepareStatement(INSERT_BATCH)) {
             queryTimeout(ps, timeoutMillis);
             Array[] arrays = {c.createArrayOf("text", keys), c.createArrayOf("text", events),
                     c.createArrayOf("bigint", accounts), c.createArrayOf("text", texts),
-                    c.createArrayOf("bytea", raws), c.createArrayOf("text", traceParents)};
+                    c.createArrayOf("bytea", raws), c.createArrayOf("bigint", signedAt),
+                    c.createArrayOf("text", traceParents)};
             for (int a = 0; a < arrays.length; a++) {
                 ps.setArray(a + 1, arrays[a]);
             }

@@ -114,7 +114,8 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
         }
         if (!delivery.key().equals(key)) {
             // the route's key expression was changed: the row is stored under the key the EIP dedupes on
-            delivery = new Delivery(key, delivery.event(), delivery.accountId(), delivery.body());
+            // (its signature's t stays the partition key: every retry of the delivery has the same)
+            delivery = new Delivery(key, delivery.event(), delivery.accountId(), delivery.body(), delivery.signedAt());
         }
         return tracing.isOn(exchange.getContext()) ? delivery.traced(CamelTracing.spanOf(exchange)) : delivery;
     }

@@ -282,6 +282,7 @@ public final class InboxWriter implements AutoCloseable {
         Long[] accounts = new Long[n];
         String[] texts = new String[n];
         byte[][] raws = new byte[n][];
+        Long[] signedAt = new Long[n];
         String[] traceParents = new String[n];
         int i = 0;
         long firstDeadline = Long.MAX_VALUE;
@@ -294,6 +295,7 @@ public final class InboxWriter implements AutoCloseable {
             accounts[i] = d.accountId();
             texts[i] = asStorableText(d.body());
             raws[i] = texts[i] == null ? d.body() : null;
+            signedAt[i] = d.signedAt().getEpochSecond();
             traceParents[i] = d.traceParent();
             i++;
         }
@@ -301,7 +303,7 @@ public final class InboxWriter implements AutoCloseable {
             c.setAutoCommit(true);
             // cancelled at the batch's first deadline: no commit for a delivery already answered 503
             return InboxIntake.insert(c, TimeUnit.NANOSECONDS.toMillis(firstDeadline - System.nanoTime()), keys,
-                    events, accounts, texts, raws, traceParents);
+                    events, accounts, texts, raws, signedAt, traceParents);
         }
     }
 

@@ -136,7 +136,8 @@ public class WebhookVerification extends ContextAwareBean implements Processor, 
         if (isBlank(event)) {
             event = fields.event();
         }
-        Delivery delivery = new Delivery(verified.deliveryKey(), event, fields.accountId(), body);
+        Delivery delivery = new Delivery(verified.deliveryKey(), event, fields.accountId(), body,
+                java.time.Instant.ofEpochSecond(verified.timestamp()));
         exchange.setProperty(InboxRepository.DELIVERY_PROPERTY, delivery);
         // the plain key as well, so the route reads it without an OGNL call
         exchange.setProperty(InboxRepository.DELIVERY_KEY_PROPERTY, delivery.key());

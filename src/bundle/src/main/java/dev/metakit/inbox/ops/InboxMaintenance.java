@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.db.DayPartitions;
 import dev.metakit.inbox.inbox.InboxAdmin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +22,7 @@ public class InboxMaintenance {
     private static final Logger LOG = LoggerFactory.getLogger(InboxMaintenance.class);
 
     private InboxAdmin inbox;
+    private DataSource dataSource;
 
     public InboxMaintenance() {
     }
@@ -82,11 +84,16 @@ public class InboxMaintenance {
     }
 
     /**
-     * Deletes processed rows received before {@code cutoff}, {@code batchSize} rows per statement until none is left;
-     * failed and unprocessed rows are kept. Returns how many rows.
+     * Drops the days of deliveries signed before {@code cutoff} (their unprocessed rows kept), then deletes the kept
+     * partition's processed rows received before it, {@code batchSize} rows per statement until none is left; failed
+     * and unprocessed rows are kept. Returns how many rows of the kept partition were deleted.
      */
     public long prune(Instant cutoff, int batchSize) throws SQLException {
-        return inbox.prune(cutoff, batchSize);
+        DayPartitions.Retired days = DayPartitions.INBOX.retire(dataSource, cutoff, InboxAdmin.UNFINISHED);
+        if (!days.dropped().isEmpty()) {
+            LOG.info("Pruned the days {} ({} unprocessed rows kept)", days.dropped(), days.rowsKept());
+        }
+        return inbox.prune(cutoff, batchSize, soFar -> { });
     }
 
     public long prune(Duration retention, int batchSize) throws SQLException {
@@ -98,6 +105,7 @@ public class InboxMaintenance {
     }
 
     public void setDataSource(DataSource dataSource) {
+        this.dataSource = dataSource;
         this.inbox = new InboxAdmin(dataSource);
     }
 }

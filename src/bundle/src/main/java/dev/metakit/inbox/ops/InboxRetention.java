@@ -1,7 +1,10 @@
 package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ConfigurationException;
+import dev.metakit.inbox.db.DayPartitions;
+import dev.metakit.inbox.db.Jdbc;
 import dev.metakit.inbox.db.RetentionJob;
+import dev.metakit.inbox.inbox.InboxAdmin;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
@@ -9,9 +12,11 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * Prunes processed inbox rows older than {@code METAKIT_RETENTION}, called by {@code routes/retention.camel.yaml}.
- * The retention is also the dedupe window (a MetaKit retry of a pruned delivery would be stored and worked again),
- * so less than a day is refused at startup. Failed rows are never pruned: they wait for an operator.
+ * The inbox's retention, called by {@code routes/retention.camel.yaml}: the days of deliveries signed more than
+ * {@code METAKIT_RETENTION} ago are dropped, their rows not yet processed (pending or failed) moved into
+ * {@code webhook_inbox_kept}, whose processed rows received before then are deleted. The retention is also the dedupe
+ * window (a MetaKit retry of a pruned delivery would be stored and worked again), so less than a day is refused at
+ * startup. Failed rows are never pruned: they wait for an operator.
  */
 public class InboxRetention extends RetentionJob {
     static final Duration MINIMUM = Duration.ofDays(1);
@@ -21,8 +26,19 @@ public class InboxRetention extends RetentionJob {
     }
 
     @Override
-    protected long delete(DataSource dataSource, Instant cutoff, int batchSize) throws SQLException {
-        return new InboxMaintenance(dataSource).prune(cutoff, batchSize);
+    protected long delete(DataSource dataSource, Instant cutoff, int batchSize, Jdbc.Progress progress)
+            throws SQLException {
+        return new InboxAdmin(dataSource).prune(cutoff, batchSize, progress);
+    }
+
+    @Override
+    protected DayPartitions partitions() {
+        return DayPartitions.INBOX;
+    }
+
+    @Override
+    protected String unfinished() {
+        return InboxAdmin.UNFINISHED;
     }
 
     @Override

@@ -25,6 +25,7 @@ public class OpsQueries {
         out.put("backlog", backlog.pending());
         out.put("failed", backlog.failed());
         out.put("oldestAgeSeconds", backlog.oldestPendingAge().toSeconds());
+        out.put("retainedEstimate", inbox.retainedEstimate());
         out.put("throughput", inbox.throughputLastHour());
         out.put("failedRows", inbox.recentFailures());
         out.put("endpoints", DeliveryStatusWatch.endpoints(dataSource));

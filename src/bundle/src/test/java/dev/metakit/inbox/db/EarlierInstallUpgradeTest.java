@@ -172,7 +172,7 @@ class EarlierInstallUpgradeTest {
      * A row in every table, the feed mid-way: account 7's changes 1 and 2 published, 3 and 4 not, account 8's first
      * not; both accounts' feed owned by a boot that stopped beating an hour ago; a delivery of account 7 pending.
      */
-    private static void fillEveryTable(DataSource db, String schema) throws Exception {
+    static void fillEveryTable(DataSource db, String schema) throws Exception {
         UUID oldBoot = UUID.randomUUID();
         try (Connection c = db.getConnection()) {
             c.createStatement().execute("set search_path to " + schema);
@@ -229,7 +229,7 @@ class EarlierInstallUpgradeTest {
     }
 
     /** The project's route files with the feed's outlet pointed at {@code outletUri}. */
-    private static String routeFilesWithOutlet(Path dir, String outletUri) throws Exception {
+    static String routeFilesWithOutlet(Path dir, String outletUri) throws Exception {
         RunningInbox.copyRouteFiles(dir);
         Path changes = dir.resolve("changes.camel.yaml");
         String text = Files.readString(changes);
@@ -239,7 +239,7 @@ class EarlierInstallUpgradeTest {
     }
 
     /** The change ids of one account as they first arrived at the outlet. */
-    private static List<String> ids(RecordingFeedOutlet outlet, long account) {
+    static List<String> ids(RecordingFeedOutlet outlet, long account) {
         return outlet.receipts().stream().filter(r -> r.account() == account).map(Receipt::id).toList();
     }
 

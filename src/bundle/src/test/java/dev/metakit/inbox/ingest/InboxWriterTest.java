@@ -87,6 +87,6 @@ class InboxWriterTest {
     private static Delivery delivery(String key) {
         return new Delivery(key, "position.opened", 1L,
                 ("{\"event\":\"position.opened\",\"account_id\":1,\"data\":{\"ticket\":1}}")
-                        .getBytes(StandardCharsets.UTF_8));
+                        .getBytes(StandardCharsets.UTF_8), java.time.Instant.now());
     }
 }

@@ -10,9 +10,11 @@ public final class InboxRows {
         String processed = state.equals("processed") ? "now()" : "null";
         String failed = state.equals("failed") ? "now()" : "null";
         String claimed = state.equals("claimed") ? "now() + interval '2 minutes'" : "null";
-        TestDatabase.exec("insert into webhook_inbox (delivery_key, event, account_id, body, received_at, processed_at,"
-                + " failed_at, attempts, last_error, claimed_until, next_attempt_at) values ('" + key
-                + "', 'position.opened', " + account + ", '{}', now() - interval '" + hoursAgo + " hours', "
+        // signed when it was received, as MetaKit's deliveries are: an old row lies in the partition of its day
+        TestDatabase.exec("insert into webhook_inbox (delivery_key, event, account_id, body, received_at, signed_at,"
+                + " processed_at, failed_at, attempts, last_error, claimed_until, next_attempt_at) values ('" + key
+                + "', 'position.opened', " + account + ", '{}', now() - interval '" + hoursAgo + " hours', now() -"
+                + " interval '" + hoursAgo + " hours', "
                 + processed + ", " + failed + ", 3, 'boom', " + claimed + ", now() + interval '1 hour')");
     }
 
