@@ -9,6 +9,7 @@ import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import org.apache.camel.CamelContext;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.spi.CamelTracingService;
 import org.apache.camel.spi.PropertiesComponent;
 import org.apache.camel.spi.Registry;
 
@@ -26,8 +27,8 @@ import java.util.function.Function;
  * {@code true}. Off, nothing is created: no SDK, no Camel tracer, and the bundle stores and sends no trace context.
  *
  * <p>On, the SDK is this run's own (in Camel's registry, not the JVM-global one), Camel's tracing
- * (camel-opentelemetry2, {@code camel.opentelemetry2.*}) makes the exchanges' spans with it, leaving out the endpoints
- * that serve no one delivery ({@link InboxToPositionRoutes#UNTRACED_ENDPOINTS}, unless
+ * (camel-opentelemetry2, {@code camel.opentelemetry2.*}, {@link ExcludingOnceTracer}) makes the exchanges' spans with
+ * it, leaving out the endpoints that serve no one delivery ({@link InboxToPositionRoutes#UNTRACED_ENDPOINTS}, unless
  * {@code camel.opentelemetry2.exclude-patterns} says otherwise), and the bundle adds its own spans. Traces only:
  * metrics stay on /observe/metrics and logs on the console unless {@code OTEL_METRICS_EXPORTER} or
  * {@code OTEL_LOGS_EXPORTER} says otherwise. OTLP goes over HTTP ({@code http/protobuf}) unless
@@ -83,6 +84,8 @@ final class StandaloneTracing extends MainListenerSupport {
         registry.bind("metakitOpenTelemetry", OpenTelemetry.class, sdk);
         registry.bind("metakitTracer", Tracer.class, sdk.getTracer("camel"));
         registry.bind("metakitPropagators", ContextPropagators.class, sdk.getPropagators());
+        // the tracer camel-main configures from camel.opentelemetry2.* (it takes the one in the registry)
+        registry.bind("metakitCamelTracer", CamelTracingService.class, new ExcludingOnceTracer());
         // initial properties: application.properties and the environment may still set camel.opentelemetry2.*
         PropertiesComponent properties = context.getPropertiesComponent();
         properties.addInitialProperty("camel.opentelemetry2.enabled", "true");
