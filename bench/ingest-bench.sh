@@ -23,7 +23,8 @@
 # J25_BASE_OPTS JVM options of ours-base-j25 alone (e.g. -Dcamel.threads.virtual.enabled=true). ours-wiretap and
 # ours-setheader run ours with a step an integrator adds to a copy of routes/ingest.camel.yaml: an audit file of each
 # stored delivery (the setHeader and wireTap of docs/routes.md, in BENCH_DIR/audit, removed after the sitting), or a
-# setHeader between hand-off-to-group-commit and store-in-inbox.
+# setHeader between hand-off-to-group-commit and store-in-inbox. ours-traced runs ours traced, every delivery sampled
+# (-Dotel.exporter.otlp.endpoint: OTLP over HTTP to bench/otlp-sink.py on OTLP_PORT, 18485, which keeps nothing).
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
 # (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
@@ -45,6 +46,7 @@ OURS_HTTP_PORT=${OURS_HTTP_PORT:-18480}
 OURS_MGMT_PORT=${OURS_MGMT_PORT:-18481}
 EXPRESS_PORT=${EXPRESS_PORT:-18482}
 STOCK_PORT=${STOCK_PORT:-18483}
+OTLP_PORT=${OTLP_PORT:-18485}
 OURS_JAVA_OPTS=${OURS_JAVA_OPTS:-}
 # the ack path alone: no worker draining the benchmark's rows against a MetaKit that is not there
 # (OURS_ROUTES=classpath:routes/*.camel.yaml runs the whole bundle)
@@ -374,7 +376,11 @@ wait_quiet() {
   return 0
 }
 
-cleanup() { stop_ours; stop_express; stop_stock; stop_boot; }
+SINK_PID=
+start_sink() { [ -n "$SINK_PID" ] || { python3 bench/otlp-sink.py "$OTLP_PORT" & SINK_PID=$!; }; }
+stop_sink() { [ -n "$SINK_PID" ] && { kill "$SINK_PID" 2>/dev/null; wait "$SINK_PID" 2>/dev/null || true; }; SINK_PID=; return 0; }
+
+cleanup() { stop_ours; stop_express; stop_stock; stop_boot; stop_sink; }
 trap cleanup EXIT
 
 load() { # $1 label, $2 port, $3 connections, $4 the server's pid, $5 JDBC URL of the inbox to check (ours)
@@ -458,7 +464,7 @@ summary() {
     function med1(list) { return list == "" ? "-" : sprintf("%.0f", median(list)) }
     END {
       printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s %10s %8s %8s %9s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express", "ours/stock", "srv us", "pg us", "client us"
-      n = split("pgbench ours ours-j25 ours-base ours-base-j25 ours-wiretap ours-setheader boot boot-j25 boot-base boot-base-j25 express stock-camel ours-xmx256m", order, " ")
+      n = split("pgbench ours ours-j25 ours-base ours-base-j25 ours-traced ours-wiretap ours-setheader boot boot-j25 boot-base boot-base-j25 express stock-camel ours-xmx256m", order, " ")
       for (c in con) conns[++nc] = c + 0
       for (i = 1; i <= nc; i++) for (j = i + 1; j <= nc; j++) if (conns[j] < conns[i]) { t = conns[i]; conns[i] = conns[j]; conns[j] = t }
       for (ci = 1; ci <= nc; ci++) {
@@ -537,6 +543,12 @@ for round in $(seq 1 "$ROUNDS"); do
         ours)
           OURS_JAVA=$jvm start_ours "$s-r$round-c$c"; echo "$READY_MS" >>"$STARTUPS"
           log "round $round: $s c=$c (ready in $READY_MS ms, $("$jvm" -version 2>&1 | head -1))"
+          load "$s" "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
+        ours-traced)
+          start_sink
+          OURS_JAVA=$jvm start_ours "$s-r$round-c$c" "-Dotel.exporter.otlp.endpoint=http://127.0.0.1:$OTLP_PORT"
+          echo "$READY_MS" >>"$STARTUPS"
+          log "round $round: $s c=$c (ready in $READY_MS ms, OTLP to 127.0.0.1:$OTLP_PORT)"
           load "$s" "$OURS_HTTP_PORT" "$c" "$OURS_PID"; stop_ours ;;
         ours-wiretap|ours-setheader)
           routes=$(edited_routes "${s#ours-}")

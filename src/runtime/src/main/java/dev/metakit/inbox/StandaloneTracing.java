@@ -9,6 +9,7 @@ import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import org.apache.camel.CamelContext;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.spi.CamelTracingService;
 import org.apache.camel.spi.PropertiesComponent;
 import org.apache.camel.spi.Registry;
 
@@ -26,11 +27,12 @@ import java.util.function.Function;
  * {@code true}. Off, nothing is created: no SDK, no Camel tracer, and the bundle stores and sends no trace context.
  *
  * <p>On, the SDK is this run's own (in Camel's registry, not the JVM-global one), Camel's tracing
- * (camel-opentelemetry2, {@code camel.opentelemetry2.*}) makes the exchanges' spans with it, leaving out the endpoints
- * that serve no one delivery ({@link InboxToPositionRoutes#UNTRACED_ENDPOINTS}, unless
+ * (camel-opentelemetry2, {@code camel.opentelemetry2.*}, {@link ExcludingOnceTracer}) makes the exchanges' spans with
+ * it, leaving out the endpoints that serve no one delivery ({@link InboxToPositionRoutes#UNTRACED_ENDPOINTS}, unless
  * {@code camel.opentelemetry2.exclude-patterns} says otherwise), and the bundle adds its own spans. Traces only:
  * metrics stay on /observe/metrics and logs on the console unless {@code OTEL_METRICS_EXPORTER} or
- * {@code OTEL_LOGS_EXPORTER} says otherwise. The service name is {@code metakit-inbox} unless
+ * {@code OTEL_LOGS_EXPORTER} says otherwise. OTLP goes over HTTP ({@code http/protobuf}) unless
+ * {@code OTEL_EXPORTER_OTLP_PROTOCOL} says otherwise. The service name is {@code metakit-inbox} unless
  * {@code OTEL_SERVICE_NAME} says otherwise. The spans still buffered are exported when the run stops.
  */
 final class StandaloneTracing extends MainListenerSupport {
@@ -43,7 +45,9 @@ final class StandaloneTracing extends MainListenerSupport {
             "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SERVICE_NAME",
             "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_RESOURCE_ATTRIBUTES"};
 
+    /** OTLP over HTTP (the SDK's own default is gRPC, whose sender the run does not carry) */
     private static final Map<String, String> DEFAULTS = Map.of(
+            "otel.exporter.otlp.protocol", "http/protobuf",
             "otel.service.name", "metakit-inbox",
             "otel.metrics.exporter", "none",
             "otel.logs.exporter", "none");
@@ -73,24 +77,31 @@ final class StandaloneTracing extends MainListenerSupport {
         if (!isOn()) {
             return;
         }
-        sdk = AutoConfiguredOpenTelemetrySdk.builder()
-                .addPropertiesSupplier(() -> DEFAULTS)
-                .addPropertiesSupplier(() -> settings)
-                // closed when the run stops (afterStop), not by a JVM hook of its own
-                .disableShutdownHook()
-                .build()
-                .getOpenTelemetrySdk();
+        sdk = sdk();
         CamelContext context = main.getCamelContext();
         Registry registry = context.getRegistry();
         // what Camel's tracer and the bundle look up by type (the only one of each in the registry)
         registry.bind("metakitOpenTelemetry", OpenTelemetry.class, sdk);
         registry.bind("metakitTracer", Tracer.class, sdk.getTracer("camel"));
         registry.bind("metakitPropagators", ContextPropagators.class, sdk.getPropagators());
+        // the tracer camel-main configures from camel.opentelemetry2.* (it takes the one in the registry)
+        registry.bind("metakitCamelTracer", CamelTracingService.class, new ExcludingOnceTracer());
         // initial properties: application.properties and the environment may still set camel.opentelemetry2.*
         PropertiesComponent properties = context.getPropertiesComponent();
         properties.addInitialProperty("camel.opentelemetry2.enabled", "true");
         properties.addInitialProperty("camel.opentelemetry2.exclude-patterns",
                 InboxToPositionRoutes.UNTRACED_ENDPOINTS);
+    }
+
+    /** The SDK these settings configure, closed by the caller. */
+    OpenTelemetrySdk sdk() {
+        return AutoConfiguredOpenTelemetrySdk.builder()
+                .addPropertiesSupplier(() -> DEFAULTS)
+                .addPropertiesSupplier(() -> settings)
+                // closed when the run stops (afterStop), not by a JVM hook of its own
+                .disableShutdownHook()
+                .build()
+                .getOpenTelemetrySdk();
     }
 
     @Override

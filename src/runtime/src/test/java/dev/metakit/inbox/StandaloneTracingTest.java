@@ -29,6 +29,15 @@ class StandaloneTracingTest {
         assertThat(on(Map.of("OTEL_SDK_DISABLED", "true", "OTEL_TRACES_EXPORTER", "otlp"))).isFalse();
     }
 
+    @Test
+    void anOtlpEndpointAloneIsEnoughToBuildTheExporter() {
+        // OTLP over HTTP, with the senders the run carries (the SDK's own default, gRPC, would need another)
+        StandaloneTracing tracing = new StandaloneTracing(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")::get);
+        try (var sdk = tracing.sdk()) {
+            assertThat(sdk.getSdkTracerProvider().toString()).contains("OtlpHttpSpanExporter");
+        }
+    }
+
     private static boolean on(Map<String, String> env) {
         return new StandaloneTracing(env::get).isOn();
     }

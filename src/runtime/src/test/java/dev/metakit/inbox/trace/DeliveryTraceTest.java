@@ -1,9 +1,11 @@
 package dev.metakit.inbox.trace;
 
+import dev.metakit.inbox.reconcile.FullReconcile;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxFixture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.sdk.trace.data.LinkData;
@@ -40,7 +42,8 @@ import static org.awaitility.Awaitility.await;
  * autoconfiguration, its testing exporter in place of OTLP): the POST's server span, whose context the inbox keeps
  * with the row; the reconcile's span, linked to it, with the MetaKit calls under it; the change's row and the feed
  * message's traceparent in the reconcile's trace; the reconcile's and the outlet's log lines with the account and the
- * trace's ids in their logging context. And with no OTEL_* setting, none of it but the account.
+ * trace's ids in their logging context; a full reconcile's per-account spans in its own trace. And with no OTEL_*
+ * setting, none of it but the account.
  */
 class DeliveryTraceTest {
     private static final String OUTLET_LOGGER = "dev.metakit.inbox.feed.outlet";
@@ -50,6 +53,7 @@ class DeliveryTraceTest {
     private static final AttributeKey<String> COMPONENT = AttributeKey.stringKey("component");
     private static final AttributeKey<String> HTTP_METHOD = AttributeKey.stringKey("http.method");
     private static final AttributeKey<String> SERVER_ADDRESS = AttributeKey.stringKey("server.address");
+    private static final AttributeKey<String> TRIGGER = AttributeKey.stringKey("metakit.reconcile.trigger");
 
     @RegisterExtension
     final InboxFixture fixture = new InboxFixture();
@@ -123,6 +127,16 @@ class DeliveryTraceTest {
                 .containsEntry("trace_id", reconcile.getTraceId()).containsEntry("span_id", reconcile.getSpanId());
         assertThat(logContexts.get(OUTLET_LOGGER)).containsEntry("metakit.account", "3")
                 .containsEntry("trace_id", reconcile.getTraceId());
+
+        // a full reconcile: its own trace, each account's reconcile a span in it
+        inbox.camelContext().createProducerTemplate().sendBodyAndHeader(InboxToPositionRoutes.FULL_RECONCILE, null,
+                FullReconcile.TRIGGER_HEADER, "manual");
+        SpanData scan = await().atMost(Duration.ofSeconds(30)).until(() -> span(s ->
+                s.getName().equals("metakit.reconcile") && "manual".equals(s.getAttributes().get(TRIGGER))),
+                Optional::isPresent).orElseThrow();
+        assertThat(scan.getParentSpanContext().isValid()).as("a child of the full reconcile's spans").isTrue();
+        assertThat(MemorySpans.exported()).anyMatch(s -> s.getTraceId().equals(scan.getTraceId())
+                && "full-reconcile".equals(s.getName()));
 
         // no secret and no payload in any attribute of any span the run made
         List<String> forbidden = List.of(RunningInbox.SECRET, FakeMetaKit.API_KEY, "Bearer",
