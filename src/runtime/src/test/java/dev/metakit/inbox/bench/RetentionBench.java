@@ -42,7 +42,8 @@ import java.util.Map;
  *   <li>{@code cycle}: {@code --cycles} simulated days of {@code --cycle-rows} rows each, retention of 2 days run after
  *       each (a plain VACUUM after it, autovacuum's best case for the DELETE), the table's size with its indexes;</li>
  *   <li>{@code claim}: the worker's claim ({@link InboxClaims#claim}, batch 500) of 100 due rows, median of 20, with
- *       nothing retained and with the cycles' rows retained.</li>
+ *       nothing retained and with the cycles' rows retained (this build's claim on both: the one table gets the
+ *       column {@code signed_at}, unindexed, which the claim names).</li>
  * </ul>
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.RetentionBench [--wal-rows 20000] [--day-rows 2000000] [--cycles 12]
@@ -123,6 +124,9 @@ public final class RetentionBench {
         } else {
             Flyway.configure().dataSource(plain).locations(InboxMigrations.LOCATION).schemas("metakit")
                     .defaultSchema("metakit").table(InboxMigrations.HISTORY_TABLE).target(target).load().migrate();
+            // this build's claim names signed_at; on one table the column is only read (no index, no partition)
+            TestDatabase.exec(plain, "alter table metakit.webhook_inbox add column signed_at timestamptz not null"
+                    + " default now()");
         }
         DataSource db = TestDatabase.on(url + (url.contains("?") ? "&" : "?") + "currentSchema=metakit",
                 TestDatabase.user(), TestDatabase.password());
