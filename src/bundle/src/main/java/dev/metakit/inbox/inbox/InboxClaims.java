@@ -102,9 +102,9 @@ public class InboxClaims {
             same_accounts as (
                 -- one index scan per account, in the walk's order; the limit stops the scans (and their locks) once
                 -- the cap is reached
-                select k.delivery_key from due_accounts a
+                select k.delivery_key, k.signed_at from due_accounts a
                  cross join lateral (
-                     select w.delivery_key from webhook_inbox w
+                     select w.delivery_key, w.signed_at from webhook_inbox w
                       where w.account_id = a.account_id and""" + CLAIMABLE + """
 
                       order by w.next_attempt_at
@@ -112,18 +112,21 @@ public class InboxClaims {
                       for update skip locked) k
                  limit ?),
             without_account as (
-                select w.delivery_key from webhook_inbox w
+                select w.delivery_key, w.signed_at from webhook_inbox w
                  where w.account_id is null and""" + CLAIMABLE + """
 
                  order by w.next_attempt_at
                  limit ?
                  for update skip locked),
-            c as (select delivery_key from same_accounts
-                  union select delivery_key from without_account)
-            -- by key through the primary key, whatever the statistics say (never a join read over the table)
+            c as (select delivery_key, signed_at from same_accounts
+                  union select delivery_key, signed_at from without_account)
+            -- by key through the primary key, whatever the statistics say (never a join read over the table), in the
+            -- partitions of the rows' signed_at only (pruned when the statement runs); the pair is the row
             update webhook_inbox i
                set claimed_by = ?, claim_token = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
              where i.delivery_key = any(array(select delivery_key from c))
+               and i.signed_at = any(array(select signed_at from c))
+               and (i.delivery_key, i.signed_at) = any(array(select (delivery_key, signed_at) from c))
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
                       i.replayed_at is not null, i.trace_parent""";
 

@@ -36,17 +36,18 @@ import java.util.Map;
  *   <li>{@code wal}: WAL bytes per stored delivery ({@code pg_current_wal_lsn()} before and after {@code --wal-rows}
  *       deliveries stored by each layout's ingest statement, 16 per statement, one commit each);</li>
  *   <li>{@code drop}: one day of {@code --day-rows} processed rows, made by generate_series, retired: the build
- *       before's batched DELETE (5,000 rows a statement) against this build's retention (the day's partition
- *       detached and dropped); wall time, and PostgreSQL's CPU (utime+stime of every process of the server, from
- *       /proc, before and after);</li>
+ *       before's batched DELETE (5,000 rows a statement) against this build's retention run (the day's partition
+ *       detached and dropped, the days ahead made); wall time, and PostgreSQL's CPU (of every process of the server,
+ *       from /proc, before and after);</li>
  *   <li>{@code cycle}: {@code --cycles} simulated days of {@code --cycle-rows} rows each, retention of 2 days run after
  *       each (a plain VACUUM after it, autovacuum's best case for the DELETE), the table's size with its indexes;</li>
  *   <li>{@code claim}: the worker's claim ({@link InboxClaims#claim}, batch 500) of 100 due rows, median of 20, with
- *       nothing retained and with the cycles' rows retained.</li>
+ *       nothing retained and with the cycles' rows retained (this build's claim on both: the one table gets the
+ *       column {@code signed_at}, unindexed, which the claim names).</li>
  * </ul>
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.RetentionBench [--wal-rows 20000] [--day-rows 2000000] [--cycles 12]
- *   [--cycle-rows 200000] [--result-file results.tsv] [--label retention]
+ *   [--cycle-rows 200000] [--parts wal,drop,cycle] [--result-file results.tsv] [--label retention]
  * </pre>
  */
 public final class RetentionBench {
@@ -73,16 +74,17 @@ public final class RetentionBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = DrainBench.BenchOptions.parse(args, "retention", Map.of("wal-rows", "20000",
-                "day-rows", "2000000", "cycles", "12", "cycle-rows", "200000"));
+                "day-rows", "2000000", "cycles", "12", "cycle-rows", "200000", "parts", "wal,drop,cycle"));
+        List<String> parts = List.of(o.get("parts").split(","));
         List<Layout> layouts = List.of(layout("one table (V11)", "11"), layout("partitioned (V12)", null));
-        for (Layout l : layouts) {
+        for (Layout l : parts.contains("wal") ? layouts : List.<Layout>of()) {
             double wal = walPerDelivery(l, Integer.parseInt(o.get("wal-rows")));
             print(o, l, "wal", "bytes per delivery", wal);
         }
         // the first simulated day: the day after tomorrow, a day partition the migration made (before today is the
         // kept partition's)
         Instant day0 = Instant.now().truncatedTo(ChronoUnit.DAYS).plus(2, ChronoUnit.DAYS);
-        for (Layout l : layouts) {
+        for (Layout l : parts.contains("drop") ? layouts : List.<Layout>of()) {
             truncate(l);
             fillDay(l, day0, Integer.parseInt(o.get("day-rows")));
             exec(l.db(), "vacuum analyze webhook_inbox");
@@ -95,7 +97,7 @@ public final class RetentionBench {
             print(o, l, "drop", o.get("day-rows") + " rows: PostgreSQL CPU ms", cpuMs);
             print(o, l, "drop", "rows left", scalar(l.db(), "select count(*) from webhook_inbox"));
         }
-        for (Layout l : layouts) {
+        for (Layout l : parts.contains("cycle") ? layouts : List.<Layout>of()) {
             truncate(l);
             print(o, l, "claim", "ms, nothing retained", claimMillis(l));
             int cycles = Integer.parseInt(o.get("cycles"));
@@ -122,6 +124,9 @@ public final class RetentionBench {
         } else {
             Flyway.configure().dataSource(plain).locations(InboxMigrations.LOCATION).schemas("metakit")
                     .defaultSchema("metakit").table(InboxMigrations.HISTORY_TABLE).target(target).load().migrate();
+            // this build's claim names signed_at; on one table the column is only read (no index, no partition)
+            TestDatabase.exec(plain, "alter table metakit.webhook_inbox add column signed_at timestamptz not null"
+                    + " default now()");
         }
         DataSource db = TestDatabase.on(url + (url.contains("?") ? "&" : "?") + "currentSchema=metakit",
                 TestDatabase.user(), TestDatabase.password());
@@ -219,7 +224,10 @@ public final class RetentionBench {
                 + " where inhparent = to_regclass('webhook_inbox'))");
     }
 
-    /** utime + stime of every process of the server (the postmaster's children: backends, autovacuum, writers) */
+    /**
+     * utime + stime of every process of the server: the postmaster with its children that ended (cutime + cstime),
+     * and its children running (backends, autovacuum, writers)
+     */
     private static long serverCpuMillis(DataSource db) throws SQLException {
         String dataDirectory = text(db, "select current_setting('data_directory')");
         try {
@@ -235,7 +243,11 @@ public final class RetentionBench {
                         String stat = Files.readString(p.resolve("stat"));
                         String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                         long pid = Long.parseLong(name);
-                        if (pid == postmaster || Long.parseLong(f[1]) == postmaster) {
+                        if (pid == postmaster) {
+                            // with its children's that ended (a closed connection's backend): cutime, cstime
+                            ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13])
+                                    + Long.parseLong(f[14]);
+                        } else if (Long.parseLong(f[1]) == postmaster) {
                             ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
                         }
                     } catch (java.io.IOException | RuntimeException gone) {
