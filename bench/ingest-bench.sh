@@ -25,6 +25,8 @@
 # stored delivery (the setHeader and wireTap of docs/routes.md, in BENCH_DIR/audit, removed after the sitting), or a
 # setHeader between hand-off-to-group-commit and store-in-inbox. ours-traced runs ours traced, every delivery sampled
 # (-Dotel.exporter.otlp.endpoint: OTLP over HTTP to bench/otlp-sink.py on OTLP_PORT, 18485, which keeps nothing).
+# RETAINED_ROWS (0): deliveries retained in the
+# inbox's past days before the sitting (bench/retained-fill.sh, once per BENCH_DIR; the runs keep them).
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
 # (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
@@ -41,6 +43,7 @@ CONNS=${CONNS:-"16 64"}
 SYSTEMS=${SYSTEMS:-"pgbench ours express"}
 EXTRA_RUNS=${EXTRA_RUNS:-1}
 BENCH_DIR=${BENCH_DIR:-/tmp/metakit-inbox-bench}
+RETAINED_ROWS=${RETAINED_ROWS:-0}
 PGPORT=${BENCH_PGPORT:-55439}
 OURS_HTTP_PORT=${OURS_HTTP_PORT:-18480}
 OURS_MGMT_PORT=${OURS_MGMT_PORT:-18481}
@@ -171,8 +174,35 @@ prepare_db() {
 schema_ready() { psql_db -c "select to_regclass('metakit.webhook_inbox') is not null" 2>/dev/null | grep -q t; }
 
 reset_table() {
+  if [ "$RETAINED_ROWS" -gt 0 ]; then
+    # the retained days stay; the sitting's own rows, today's partition and later ones, go
+    psql_db -c "do \$\$ declare p text; begin
+          for p in select inhrelid::regclass::text from pg_inherits where inhparent = 'metakit.webhook_inbox'::regclass
+                    and inhrelid::regclass::text ~ '_p[0-9]{8}\$'
+                    and right(inhrelid::regclass::text, 8) >= to_char(now() at time zone 'UTC', 'YYYYMMDD')
+          loop execute 'truncate ' || p; end loop; end \$\$" -c "checkpoint" >/dev/null
+    return
+  fi
   psql_db -c "truncate metakit.webhook_inbox" -c "do \$\$ begin if to_regclass('ours_base.webhook_inbox') is not null then
           truncate ours_base.webhook_inbox; end if; end \$\$" -c "checkpoint" >/dev/null
+}
+
+# RETAINED_ROWS > 0: the inbox holds that many retained deliveries of the past days (and a tenth as many published
+# changes), made once by bench/retained-fill.sh, which every run keeps (BENCHMARKS.md, "At a deployment's size")
+retain_rows() {
+  [ "$RETAINED_ROWS" -gt 0 ] || return 0
+  local held
+  held=$(psql_db -c "select coalesce(sum(c.reltuples), 0)::bigint from pg_inherits i join pg_class c on c.oid = i.inhrelid
+          where i.inhparent = 'metakit.webhook_inbox'::regclass and c.relname ~ '_p[0-9]{8}$'
+            and right(c.relname, 8) < to_char(now() at time zone 'UTC', 'YYYYMMDD')")
+  if [ "$held" -eq 0 ]; then
+    log "retaining $RETAINED_ROWS deliveries over the past 7 days (bench/retained-fill.sh)"
+    PSQL="env PGPASSWORD=$DB_PASSWORD psql -h 127.0.0.1 -p $PGPORT -U $DB_USER -d $DB" ROWS=$RETAINED_ROWS \
+      "$ROOT/bench/retained-fill.sh"
+    held=$RETAINED_ROWS
+  fi
+  log "retained in the inbox's past days: about $held deliveries ($(psql_db -c \
+      "select pg_size_pretty(pg_database_size(current_database()))") in the database)"
 }
 
 # BASE_JAR's own schema: an earlier build keeps its migration history elsewhere (flyway_schema_history before the
@@ -525,6 +555,7 @@ esac
 ensure_tools
 ensure_build
 prepare_db
+retain_rows
 case " $SYSTEMS " in *" stock-camel "*) ensure_stock_build; stock_schema ;; esac
 case " $SYSTEMS " in *" boot "*) ensure_boot_build ;; esac
 log "PostgreSQL: $(psql_db -c "select version()" | cut -d, -f1); fsync=$(psql_db -c 'show fsync'), synchronous_commit=$(psql_db -c 'show synchronous_commit')"
