@@ -25,8 +25,8 @@
 # stored delivery (the setHeader and wireTap of docs/routes.md, in BENCH_DIR/audit, removed after the sitting), or a
 # setHeader between hand-off-to-group-commit and store-in-inbox. ours-traced runs ours traced, every delivery sampled
 # (-Dotel.exporter.otlp.endpoint: OTLP over HTTP to bench/otlp-sink.py on OTLP_PORT, 18485, which keeps nothing).
-# RETAINED_ROWS (0): deliveries retained in the
-# inbox's past days before the sitting (bench/retained-fill.sh, once per BENCH_DIR; the runs keep them).
+# RETAINED_ROWS (0): deliveries retained in the inbox's past days before the sitting (bench/retained-fill.sh, once per
+# BENCH_DIR; the runs keep them).
 # CPU per acked delivery, per process, over the measured window (utime+stime from /proc): the server JVM, PostgreSQL
 # (postmaster and its children) and the client (the load tool, or pgbench), in core-us: columns 9-11 of the results.
 # Everything listens on and talks to 127.0.0.1 only. The PostgreSQL server is left running (idempotent setup);
