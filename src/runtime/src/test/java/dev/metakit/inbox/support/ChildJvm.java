@@ -7,8 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -18,13 +16,12 @@ import java.util.concurrent.TimeUnit;
 public final class ChildJvm {
     /**
      * The system property naming the {@code java} executable every child process runs on (the shaded jar, ./run.sh's
-     * {@code java}, the probes, Kafka); unset or empty: the test JVM's own. {@link ChildrenOnNewestJava} sets it to a
-     * newer JDK for the process tests that run a second time, so the standalone runtime is tested on the JDK ./run.sh
-     * prefers as well as on 17.
+     * {@code java}, the probes, Kafka); unset or empty: the test JVM's own. CI sets it to a newer JDK for a second
+     * pass of the process tests, so the standalone runtime is tested on the JDK ./run.sh prefers as well as on 17.
      */
     public static final String JAVA_PROPERTY = "metakit.it.java";
 
-    private static final Map<Path, String> VERSIONS = new ConcurrentHashMap<>();
+    private static String version;
 
     private ChildJvm() {
     }
@@ -48,10 +45,13 @@ public final class ChildJvm {
 
     /**
      * The {@code java.version} of {@link #java()}, as that JVM reports it (for failure messages: which Java the child
-     * ran on). Asked once per test JVM and executable.
+     * ran on). Asked once per test JVM.
      */
-    public static String javaVersion() {
-        return VERSIONS.computeIfAbsent(java(), ChildJvm::versionOf);
+    public static synchronized String javaVersion() {
+        if (version == null) {
+            version = versionOf(java());
+        }
+        return version;
     }
 
     private static String versionOf(Path java) {

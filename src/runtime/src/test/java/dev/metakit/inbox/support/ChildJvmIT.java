@@ -11,8 +11,8 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The process tests' children run on the Java {@code -Dmetakit.it.java} names ({@link ChildrenOnNewestJava}: a 21+
- * JDK), else on the test JVM's: a child says which Java it is, checked against the JDK's own {@code release} file.
+ * The process tests' children run on the Java {@code -Dmetakit.it.java} names (CI's second pass: a 21+ JDK), else on
+ * the test JVM's: a child says which Java it is, checked against the JDK's own {@code release} file.
  */
 class ChildJvmIT {
     @TempDir
