@@ -150,7 +150,9 @@ class SandboxModeIT {
         // systemd and a shell's kill of a job signal every process of the group, the embedded PostgreSQL's
         // starter included: setsid gives the run a group of its own, as a service manager does
         startRunSh(Map.of(), "setsid");
-        await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("outlet - "));
+        // the outlet's first line ("outlet account=<id> - change ..."), the account from the logging context
+        Pattern outletLine = Pattern.compile(" outlet account=[0-9]+ - change ");
+        await().atMost(Duration.ofSeconds(60)).until(() -> outletLine.matcher(Files.readString(log)).find());
         // the progress line ends with the feed's own check: the changes the outlet got, each account's in order (a
         // change the outlet got twice, at least once being the design, is counted: "1 sent again")
         Pattern feedChecked =
