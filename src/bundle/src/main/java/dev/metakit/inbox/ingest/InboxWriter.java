@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.LongSupplier;
 
 /**
  * Group commit for the ack path. Each caller hands over one delivery and blocks until the statement that holds its
@@ -45,8 +46,10 @@ public final class InboxWriter implements AutoCloseable {
     private final BlockingQueue<Pending> queue;
     private final List<Thread> writers = new ArrayList<>();
     private volatile boolean running = true;
-    /** when the last batch failed (System.nanoTime), 0 after a success */
+    /** when the last batch failed ({@link #failureClock}), 0 after a success */
     private volatile long lastFailureNanos;
+    /** the clock of the fail-fast window: System.nanoTime, or a test's */
+    private final LongSupplier failureClock;
     private static final long FAIL_FAST_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** PostgreSQL's SQLSTATE for a statement cancelled (here: by its query timeout, the batch's deadline) */
     private static final String QUERY_CANCELED = "57014";
@@ -62,6 +65,11 @@ public final class InboxWriter implements AutoCloseable {
     }
 
     public InboxWriter(DataSource dataSource, long timeoutMillis, int maxBatch, int writerThreads) {
+        this(dataSource, timeoutMillis, maxBatch, writerThreads, System::nanoTime);
+    }
+
+    InboxWriter(DataSource dataSource, long timeoutMillis, int maxBatch, int writerThreads, LongSupplier failureClock) {
+        this.failureClock = failureClock;
         this.dataSource = dataSource;
         this.timeoutMillis = timeoutMillis;
         this.saturatedAfterNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis) / 2;
@@ -120,7 +128,7 @@ public final class InboxWriter implements AutoCloseable {
     public CompletableFuture<Boolean> submit(Delivery delivery, long arrivalNanos) {
         long now = System.nanoTime();
         long failedAt = lastFailureNanos;
-        if (failedAt != 0 && now - failedAt < FAIL_FAST_NANOS) {
+        if (failedAt != 0 && failureClock.getAsLong() - failedAt < FAIL_FAST_NANOS) {
             // the database just failed a batch: answer at once instead of holding a request for the timeout;
             // after the window the next deliveries probe it again
             return CompletableFuture.failedFuture(new InboxUnavailableException("inbox database unavailable"));
@@ -270,7 +278,7 @@ public final class InboxWriter implements AutoCloseable {
     }
 
     private void batchFailed(Map<String, List<Pending>> byKey, Exception e) {
-        lastFailureNanos = System.nanoTime();
+        lastFailureNanos = failureClock.getAsLong();
         LOG.warn("Inbox batch of {} deliveries not committed: {}", byKey.size(), e.getMessage());
         byKey.values().forEach(list -> list.forEach(p -> p.stored().completeExceptionally(e)));
     }

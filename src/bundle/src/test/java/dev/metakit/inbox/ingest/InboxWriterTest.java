@@ -4,7 +4,12 @@ import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -12,6 +17,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -82,6 +88,41 @@ class InboxWriterTest {
         assertThat(writer.store(delivery("after"), System.nanoTime())).isTrue();
         assertThat(TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox"))
                 .as("nothing committed for the deliveries answered 503").containsExactly("after");
+    }
+
+    @Test
+    void forASecondAfterTheDatabaseFailedABatchDeliveriesAreRefusedAtOnceThenItIsTriedAgain() throws Exception {
+        AtomicLong clock = new AtomicLong(1_000_000);
+        InboxWriter unreachable = new InboxWriter(nothingListening(), TIMEOUT_MILLIS, 256, 1, clock::get);
+        try {
+            assertThatThrownBy(() -> unreachable.store(delivery("first"), System.nanoTime()))
+                    .isInstanceOf(InboxUnavailableException.class).hasMessageStartingWith("inbox commit failed: ");
+
+            // within the second: refused before submit returns, no batch and no wait for a commit timeout of its own
+            CompletableFuture<Boolean> next = unreachable.submit(delivery("next"), System.nanoTime());
+            assertThat(next).isCompletedExceptionally();
+            assertThatThrownBy(next::join).hasCauseInstanceOf(InboxUnavailableException.class)
+                    .hasMessageContaining("inbox database unavailable");
+
+            // a second on, the next delivery goes to the database again (and fails there, as it is still away)
+            clock.addAndGet(TimeUnit.SECONDS.toNanos(1));
+            assertThatThrownBy(() -> unreachable.store(delivery("probe"), System.nanoTime()))
+                    .isInstanceOf(InboxUnavailableException.class).hasMessageStartingWith("inbox commit failed: ");
+        } finally {
+            unreachable.close();
+        }
+    }
+
+    /** A PostgreSQL address where nothing listens: every connection is refused. */
+    private static DataSource nothingListening() throws IOException {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        dataSource.setUrl("jdbc:postgresql://127.0.0.1:" + port + "/metakit");
+        dataSource.setConnectTimeout(2);
+        return dataSource;
     }
 
     private static Delivery delivery(String key) {
