@@ -19,7 +19,9 @@
 # "--spring.threads.virtual.enabled=true"). THREAD_CPU=1 adds the server JVM's CPU per delivery by thread group to the
 # log (from /proc/PID/task, over the same window). A system named with the suffix -j25 (ours-j25, ours-base-j25,
 # boot-j25, boot-base-j25) runs on J25_JAVA (/usr/lib/jvm/temurin-25-jdk-amd64/bin/java), the others on java;
-# boot-base runs BOOT_BASE_JAR (an earlier commit's Boot example jar); BASE_JDBC_URL the base's database URL;
+# boot-base runs BOOT_BASE_JAR (an earlier commit's Boot example jar); BASE_JDBC_URL the base's database URL, or BASE_DB
+# a database of the base's own on the same server (pgbench-base then runs pgbench there, with BASE_PGBENCH_SQL, the
+# earlier commit's bench/pgbench-insert.sql, when its table differs);
 # J25_BASE_OPTS JVM options of ours-base-j25 alone (e.g. -Dcamel.threads.virtual.enabled=true). ours-wiretap and
 # ours-setheader run ours with a step an integrator adds to a copy of routes/ingest.camel.yaml: an audit file of each
 # stored delivery (the setHeader and wireTap of docs/routes.md, in BENCH_DIR/audit, removed after the sitting), or a
@@ -155,6 +157,9 @@ EOF
       -c "create database $DB owner $DB_USER" \
       -c "grant pg_checkpoint to $DB_USER" >/dev/null
   fi
+  if [ -n "$BASE_DB" ] && ! as_pg psql -h "$BENCH_DIR" -p "$PGPORT" -U postgres -qAtX -c "select 1 from pg_database where datname='$BASE_DB'" | grep -q 1; then
+    as_pg psql -h "$BENCH_DIR" -p "$PGPORT" -U postgres -qX -v ON_ERROR_STOP=1 -c "create database $BASE_DB owner $DB_USER" >/dev/null
+  fi
 }
 
 db_down() {
@@ -183,6 +188,10 @@ reset_table() {
           loop execute 'truncate ' || p; end loop; end \$\$" -c "checkpoint" >/dev/null
     return
   fi
+  if [ -n "$BASE_DB" ]; then
+    PGPASSWORD=$DB_PASSWORD psql -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -d "$BASE_DB" -qAtX -v ON_ERROR_STOP=1 \
+      -c "do \$\$ begin if to_regclass('metakit.webhook_inbox') is not null then truncate metakit.webhook_inbox; end if; end \$\$" >/dev/null
+  fi
   psql_db -c "truncate metakit.webhook_inbox" -c "do \$\$ begin if to_regclass('ours_base.webhook_inbox') is not null then
           truncate ours_base.webhook_inbox; end if; end \$\$" -c "checkpoint" >/dev/null
 }
@@ -207,6 +216,10 @@ retain_rows() {
 
 # BASE_JAR's own schema: an earlier build keeps its migration history elsewhere (flyway_schema_history before the
 # module split), so it migrates a schema of its own rather than meet this build's tables without its history
+# (BASE_DB names a database of its own on the same server instead, made and emptied by this script: a build whose
+# schema is bound to "metakit" whatever the URL says, such as one before the partitioned tables beside one after)
+BASE_DB=${BASE_DB:-}
+if [ -n "$BASE_DB" ]; then BASE_JDBC_URL="jdbc:postgresql://127.0.0.1:${PGPORT}/${BASE_DB}"; fi
 BASE_JDBC_URL=${BASE_JDBC_URL:-"$JDBC_URL?currentSchema=ours_base"}
 
 # The stock-Camel baseline's own tables, in schema stock_camel (its JDBC URL sets currentSchema): the inbox table a
@@ -390,11 +403,13 @@ start_express() {
 stop_express() { [ -n "$EXPRESS_PID" ] && { kill "$EXPRESS_PID" 2>/dev/null; wait "$EXPRESS_PID" 2>/dev/null || true; }; EXPRESS_PID=; return 0; }
 
 # This machine is shared (2 cores): before each run wait until the CPU is quiet, so a neighbour's build does not
-# land in one system's figures. QUIET_IDLE percent idle over 2 s (default 85), at most QUIET_MAX seconds (120).
+# land in one system's figures. QUIET_IDLE percent idle over 2 s (default 85), at most QUIET_MAX seconds (120), of the
+# cores this script may run on (all, or the one it is pinned to with taskset -c N while other work uses the rest).
+QUIET_CPU=$(awk '/^Cpus_allowed_list/ { if ($2 ~ /^[0-9]+$/) print $2 }' /proc/self/status)
 wait_quiet() {
   local waited=0 a b idle
   while :; do
-    a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
+    a=($(grep "^cpu$QUIET_CPU " /proc/stat)); sleep 2; b=($(grep "^cpu$QUIET_CPU " /proc/stat))
     local tot=0 i
     for i in 1 2 3 4 5 6 7 8; do tot=$(( tot + ${b[$i]} - ${a[$i]} )); done
     idle=$(( 100 * ( ${b[4]} - ${a[4]} + ${b[5]} - ${a[5]} ) / (tot > 0 ? tot : 1) ))
@@ -444,16 +459,16 @@ load() { # $1 label, $2 port, $3 connections, $4 the server's pid, $5 JDBC URL o
   fi
 }
 
-run_pgbench() { # $1 connections
-  local c=$1 out pfx="$BENCH_DIR/pgblog"
+run_pgbench() { # $1 connections, $2 the database (the benchmark's; BASE_DB for pgbench-base), $3 its script
+  local c=$1 db=${2:-$DB} script=${3:-bench/pgbench-insert.sql} out pfx="$BENCH_DIR/pgblog"
   rm -f "$pfx".*
   if [ "$WARMUP" -gt 0 ]; then
     PGPASSWORD=$DB_PASSWORD pgbench -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -n -c "$c" -j 2 -T "$WARMUP" \
-      -M prepared -f bench/pgbench-insert.sql "$DB" >/dev/null 2>&1 || true
+      -M prepared -f "$script" "$db" >/dev/null 2>&1 || true
   fi
   local of="$BENCH_DIR/pgbench.out" pb ta tb p0 p1 c0 c1 rc=0
   PGPASSWORD=$DB_PASSWORD pgbench -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -n -c "$c" -j 2 -T "$DURATION" \
-    -M prepared -f bench/pgbench-insert.sql -l --log-prefix="$pfx" "$DB" >"$of" 2>&1 &
+    -M prepared -f "$script" -l --log-prefix="$pfx" "$db" >"$of" 2>&1 &
   pb=$!
   # CPU over [0.5 s, DURATION - 0.5 s] of the run (pgbench must still be there to be read), and the transactions
   # its log shows completed in that window
@@ -494,7 +509,7 @@ summary() {
     function med1(list) { return list == "" ? "-" : sprintf("%.0f", median(list)) }
     END {
       printf "%-12s %5s %5s %10s %8s %8s %8s %7s %8s %12s %12s %10s %8s %8s %9s\n", "system", "conns", "runs", "2xx/s", "p50 ms", "p99 ms", "non-2xx", "errors", "missing", "ours/pgbench", "ours/express", "ours/stock", "srv us", "pg us", "client us"
-      n = split("pgbench ours ours-j25 ours-base ours-base-j25 ours-traced ours-wiretap ours-setheader boot boot-j25 boot-base boot-base-j25 express stock-camel ours-xmx256m", order, " ")
+      n = split("pgbench pgbench-base ours ours-j25 ours-base ours-base-j25 ours-traced ours-wiretap ours-setheader boot boot-j25 boot-base boot-base-j25 express stock-camel ours-xmx256m", order, " ")
       for (c in con) conns[++nc] = c + 0
       for (i = 1; i <= nc; i++) for (j = i + 1; j <= nc; j++) if (conns[j] < conns[i]) { t = conns[i]; conns[i] = conns[j]; conns[j] = t }
       for (ci = 1; ci <= nc; ci++) {
@@ -571,6 +586,9 @@ for round in $(seq 1 "$ROUNDS"); do
       case $s in *-j25) jvm=$J25_JAVA ;; esac
       case ${s%-j25} in
         pgbench) run_pgbench "$c" ;;
+        pgbench-base)
+          [ -n "$BASE_DB" ] || { echo "SYSTEMS names pgbench-base: set BASE_DB" >&2; exit 64; }
+          run_pgbench "$c" "$BASE_DB" "${BASE_PGBENCH_SQL:-bench/pgbench-insert.sql}" ;;
         ours)
           OURS_JAVA=$jvm start_ours "$s-r$round-c$c"; echo "$READY_MS" >>"$STARTUPS"
           log "round $round: $s c=$c (ready in $READY_MS ms, $("$jvm" -version 2>&1 | head -1))"

@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -29,16 +30,24 @@ import java.util.Optional;
  * embedded or local server only), the JVM's, the deliveries acked and their p99, the pending rows, and those of them
  * whose account backs off (held back by the account's one row; a claim reads none of them).
  *
+ * <p>With {@code --recover-s N} the API then comes back (answering after {@code --latency-ms}) while deliveries keep
+ * arriving, and for up to N seconds it prints how many of the rows stored before that moment are still pending, the
+ * time until none is, the dead letters the outage left, and the bound the drain is held to: accounts x API latency /
+ * the worker's concurrency (a backlog is one reconcile per account).
+ *
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.OutageBench [--seconds 120] [--window-s 10] [--rate 400] [--accounts 100]
- *   [--threads 4] [--result-file results.tsv] [--label outage]
+ *   [--threads 4] [--recover-s 0] [--latency-ms 20] [--worker-concurrency 8] [--result-file results.tsv] [--label outage]
  * </pre>
  */
 public final class OutageBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = DrainBench.BenchOptions.parse(args, "outage", Map.of("seconds", "120", "window-s", "10",
-                "rate", "400", "accounts", "100", "threads", "4"));
+                "rate", "400", "accounts", "100", "threads", "4", "recover-s", "0", "latency-ms", "20",
+                "worker-concurrency", "8"));
+        int recoverSeconds = Integer.parseInt(o.get("recover-s"));
+        long latencyMillis = Long.parseLong(o.get("latency-ms"));
         int threads = Integer.parseInt(o.get("threads"));
         int seconds = Integer.parseInt(o.get("seconds"));
         int window = Integer.parseInt(o.get("window-s"));
@@ -50,12 +59,14 @@ public final class OutageBench {
         TestDatabase.truncateAll();
         Optional<ProcessHandle> server = serverProcess(ds);
         try (FakeMetaKit metakit = FakeMetaKit.onCleanDatabase(accounts)) {
+            metakit.latency(latencyMillis);
             metakit.outage(500);
             Map<String, String> p = new LinkedHashMap<>();
             p.put("metakit.api.url", metakit.url());
             p.put("metakit.api.key", FakeMetaKit.API_KEY);
             p.put("metakit.reconcile.interval", "PT1H");
             p.put("metakit.status.interval", "PT1H");
+            p.put("metakit.worker.concurrency", o.get("worker-concurrency")); // the default, named for the bound
             try (RunningInbox inbox = RunningInbox.start(p)) {
                 System.out.printf(Locale.ROOT, "outage: %d s of deliveries at %d/s over %d accounts, every API call"
                         + " answered 500; windows of %d s%n", seconds, rate, accounts, window);
@@ -95,6 +106,9 @@ public final class OutageBench {
                     jvmCpu0 = jvmCpu;
                     acked0 = sent.size();
                 }
+                if (recoverSeconds > 0) {
+                    recover(o, ds, metakit, recoverSeconds, accounts, latencyMillis);
+                }
                 List<SignedLoad.Sent> all = load.stop();
                 long notAcked = all.stream().filter(s -> !s.acked()).count();
                 System.out.printf(Locale.ROOT, "%s: %d deliveries, %d not acked, PostgreSQL %.1f CPU seconds over the"
@@ -103,6 +117,69 @@ public final class OutageBench {
             }
         }
         System.exit(0);
+    }
+
+    /**
+     * The API back: every second, the rows stored before that moment still pending, until none is or {@code seconds}
+     * have passed; deliveries keep arriving meanwhile.
+     */
+    private static void recover(Map<String, String> o, DataSource ds, FakeMetaKit metakit, int seconds, int accounts,
+                                long latencyMillis) throws SQLException, InterruptedException, java.io.IOException {
+        Instant back = databaseNow(ds);
+        long failedAtReturn = count(ds, "select count(*) from webhook_inbox where failed_at is not null");
+        long backlog = stillPending(ds, back);
+        int calls0 = metakit.totalCalls();
+        int concurrency = Integer.parseInt(o.get("worker-concurrency"));
+        double boundSeconds = (double) accounts * latencyMillis / 1000.0 / concurrency;
+        metakit.recover();
+        long start = System.nanoTime();
+        System.out.printf(Locale.ROOT, "%s recovery: the API answers again (%d ms); backlog %d rows pending, %d failed"
+                + " (dead letters); bound %.2f s (%d accounts x %d ms / concurrency %d), held to 1.5x: %.2f s%n",
+                o.get("label"), latencyMillis, backlog, failedAtReturn, boundSeconds, accounts, latencyMillis,
+                concurrency, 1.5 * boundSeconds);
+        long left = backlog;
+        long next = start;
+        while (left > 0 && System.nanoTime() - start < Duration.ofSeconds(seconds).toNanos()) {
+            next += Duration.ofSeconds(1).toNanos();
+            Thread.sleep(Math.max(1, (next - System.nanoTime()) / 1_000_000)); // the sampling period
+            left = stillPending(ds, back);
+            System.out.printf(Locale.ROOT, "%s recovery t=%.1fs: %d of the backlog still pending%n", o.get("label"),
+                    (System.nanoTime() - start) / 1e9, left);
+        }
+        double drained = (System.nanoTime() - start) / 1e9;
+        long failedNow = count(ds, "select count(*) from webhook_inbox where failed_at is not null");
+        System.out.printf(Locale.ROOT, "%s recovery: %s in %.1f s (bound x1.5 %.2f s); API calls %d; dead letters %d%n",
+                o.get("label"), left == 0 ? "backlog drained" : left + " rows still pending", drained,
+                1.5 * boundSeconds, metakit.totalCalls() - calls0, failedNow);
+        DrainBench.BenchOptions.appendResult(o, -1, backlog, accounts, left, failedNow,
+                String.format(Locale.ROOT, "%.1f", drained), String.format(Locale.ROOT, "%.2f", boundSeconds), 0, 0);
+    }
+
+    private static long stillPending(DataSource ds, Instant before) throws SQLException {
+        try (Connection c = ds.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement("""
+                select count(*) from webhook_inbox
+                 where processed_at is null and failed_at is null and received_at <= ?""")) {
+            ps.setObject(1, java.sql.Timestamp.from(before));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static long count(DataSource ds, String sql) throws SQLException {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static Instant databaseNow(DataSource ds) throws SQLException {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("select now()")) {
+            rs.next();
+            return rs.getTimestamp(1).toInstant();
+        }
     }
 
     /** Pending rows; of them, those whose account backs off; the accounts backing off. */
