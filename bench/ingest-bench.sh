@@ -460,7 +460,7 @@ load() { # $1 label, $2 port, $3 connections, $4 the server's pid, $5 JDBC URL o
 }
 
 run_pgbench() { # $1 connections, $2 the database (the benchmark's; BASE_DB for pgbench-base), $3 its script
-  local c=$1 db=${2:-$DB} script=${3:-bench/pgbench-insert.sql} out pfx="$BENCH_DIR/pgblog"
+  local c=$1 db=${2:-$DB} script=${3:-${PGBENCH_SQL:-bench/pgbench-insert.sql}} out pfx="$BENCH_DIR/pgblog"
   rm -f "$pfx".*
   if [ "$WARMUP" -gt 0 ]; then
     PGPASSWORD=$DB_PASSWORD pgbench -h 127.0.0.1 -p "$PGPORT" -U "$DB_USER" -n -c "$c" -j 2 -T "$WARMUP" \
