@@ -48,6 +48,12 @@ final class InboxRows {
                 + " order by seq desc limit 1", accountId);
     }
 
+    /** How many of the account's changes the feed has published. */
+    static long publishedChanges(DataSource db, long accountId) throws SQLException {
+        return Long.parseLong(text(db, "select count(*) from metakit.position_changes where account_id = ?"
+                + " and published_at is not null", accountId));
+    }
+
     private static String text(DataSource db, String sql, Object parameter) throws SQLException {
         try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
             s.setObject(1, parameter);
