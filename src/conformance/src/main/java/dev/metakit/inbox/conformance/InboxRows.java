@@ -44,8 +44,8 @@ final class InboxRows {
 
     /** The trace context stored with the account's last published change, or null when none is published. */
     static String lastPublishedChangesTraceParent(DataSource db, long accountId) throws SQLException {
-        return text(db, "select trace_parent from metakit.position_changes where account_id = ? and published_at is not null"
-                + " order by seq desc limit 1", accountId);
+        return text(db, "select trace_parent from metakit.position_changes where account_id = ?"
+                + " and published_at is not null order by seq desc limit 1", accountId);
     }
 
     /** How many of the account's changes the feed has published. */

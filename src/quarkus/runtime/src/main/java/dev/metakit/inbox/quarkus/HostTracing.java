@@ -11,12 +11,12 @@ import org.apache.camel.spi.CamelTracingService;
 import org.apache.camel.support.CamelContextHelper;
 
 /**
- * A delivery's trace under the host's OpenTelemetry (quarkus-opentelemetry). With it, Camel's tracing (camel-opentelemetry2,
- * Camel's own module) is installed on the host's tracer, so the webhook's POST, the MetaKit calls and the outlet are
- * spans of the host's traces, and the bundle adds its own on the host's OpenTelemetry (the reconcile, its links, the
- * stored contexts); the bundle's endpoints that serve no one delivery are left out of it. Without it, or with a Camel
- * tracer of the host's own (camel-quarkus-opentelemetry2), the bundle installs nothing. Camel's tracing is the
- * CamelContext's: the host's own routes are traced too.
+ * A delivery's trace under the host's OpenTelemetry (quarkus-opentelemetry). With it, Camel's tracing
+ * (camel-opentelemetry2, Camel's own module) is installed on the host's tracer, so the webhook's POST, the MetaKit calls
+ * and the outlet are spans of the host's traces, and the bundle adds its own on the host's OpenTelemetry (the
+ * reconcile, its links, the stored contexts); the bundle's endpoints that serve no one delivery are left out of it.
+ * Without it, or with a Camel tracer of the host's own (camel-quarkus-opentelemetry2), the bundle installs nothing.
+ * Camel's tracing is the CamelContext's: the host's own routes are traced too.
  */
 final class HostTracing {
     private HostTracing() {
