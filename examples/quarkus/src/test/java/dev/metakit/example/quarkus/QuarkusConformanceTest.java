@@ -4,6 +4,8 @@ import dev.metakit.inbox.conformance.ConformanceChecks;
 import dev.metakit.inbox.conformance.RuntimeOnParts;
 import dev.metakit.inbox.conformance.RuntimeParts;
 import dev.metakit.inbox.conformance.RuntimeUnderTest;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -14,10 +16,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.util.List;
 
 /**
  * The bundle's conformance checks against this Quarkus host (Quarkus's Vert.x HTTP server, /q/health/ready), booted
- * once for them on a database they stop and start again.
+ * once for them on a database they stop and start again, traced by Quarkus's OpenTelemetry.
  */
 @QuarkusTest
 @QuarkusTestResource(value = ConformanceResource.class, restrictToAnnotatedClass = true)
@@ -35,6 +38,20 @@ class QuarkusConformanceTest extends ConformanceChecks implements RuntimeOnParts
     @Override
     public RuntimeParts parts() {
         return ConformanceResource.parts;
+    }
+
+    /** what the host's tracing exported (TestSpans) */
+    @Inject
+    InMemorySpanExporter spans;
+
+    @Override
+    public boolean traced() {
+        return true;
+    }
+
+    @Override
+    public List<SpanData> finishedSpans() {
+        return spans.getFinishedSpanItems();
     }
 
     @Override

@@ -5,10 +5,15 @@ import dev.metakit.inbox.conformance.GivenSecrets;
 import dev.metakit.inbox.conformance.RestartablePostgres;
 import dev.metakit.inbox.conformance.RuntimeUnderTest;
 import dev.metakit.inbox.sandbox.Sandbox;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import org.apache.camel.CamelContext;
 import org.junit.jupiter.api.AfterAll;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -35,16 +40,31 @@ import java.util.List;
         "logging.file.name=" + BootConformanceTest.LOG_FILE,
         // not the default: Camel's health in Actuator names its checks only while one is down unless told to list
         // them all; the first check reads them from a healthy start
-        "camel.health.exposure-level=full"})
+        "camel.health.exposure-level=full",
+        // not the default (0.1): every delivery sampled, so the trace check finds the one it follows
+        "management.tracing.sampling.probability=1.0"})
+// the host traces, as a host with Micrometer Tracing on OpenTelemetry does (a Boot test turns tracing off unless told)
+@AutoConfigureObservability(metrics = false)
 // the host stops when the class ends, not at the JVM's exit
 @DirtiesContext
 class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
+    /** OpenTelemetry's SDK testing exporter in place of OTLP: Boot's tracing exports to every SpanExporter bean */
+    private static final InMemorySpanExporter SPANS = InMemorySpanExporter.create();
+
+    @TestConfiguration(proxyBeanMethods = false)
+    static class Spans {
+        @Bean
+        InMemorySpanExporter testSpanExporter() {
+            return SPANS;
+        }
+    }
+
     private static final GivenSecrets SECRETS = GivenSecrets.random();
     private static final int PORT = TestSocketUtils.findAvailableTcpPort();
     static final String LOG_FILE = "target/boot-conformance.log";
     private static final Path LOG = fresh(Path.of(LOG_FILE));
     private static final RestartablePostgres POSTGRES = new RestartablePostgres();
-    private static final Sandbox SANDBOX = metakit();
+    private static final Sandbox SANDBOX = startMetakit();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     @Autowired
@@ -75,7 +95,7 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest 
         return log;
     }
 
-    private static Sandbox metakit() {
+    private static Sandbox startMetakit() {
         try {
             return SECRETS.metakit(URI.create("http://127.0.0.1:" + PORT + "/hooks/metakit"));
         } catch (IOException e) {
@@ -112,6 +132,21 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest 
     @Override
     public List<String> secrets() {
         return SECRETS.all();
+    }
+
+    @Override
+    public Sandbox metakit() {
+        return SANDBOX;
+    }
+
+    @Override
+    public boolean traced() {
+        return true;
+    }
+
+    @Override
+    public List<SpanData> finishedSpans() {
+        return SPANS.getFinishedSpanItems();
     }
 
     @Override

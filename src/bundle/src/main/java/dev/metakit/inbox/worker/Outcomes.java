@@ -5,6 +5,7 @@ import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.metakit.MalformedPayloadException;
 import dev.metakit.inbox.metakit.MetaKitApiException;
+import dev.metakit.inbox.trace.LogContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -131,7 +132,10 @@ final class Outcomes {
             counters.addDeadLettered(reason, n);
             counters.fencedIfShort(self, List.of(row.key()), n, about, claims);
             if (n > 0) {
-                LOG.warn("Inbox row {} dead-lettered at attempt {} ({}): {}", row.key(), row.attempts(), about, error);
+                try (LogContext delivery = LogContext.ofDelivery(row.key(), row.accountId(), row.traceParent())) {
+                    LOG.warn("Inbox row {} dead-lettered at attempt {} ({}): {}", row.key(), row.attempts(), about,
+                            error);
+                }
             }
         }));
     }

@@ -4,11 +4,19 @@ import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.TestDatabase;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LogEvent;
+import org.apache.logging.log4j.core.Logger;
+import org.apache.logging.log4j.core.appender.AbstractAppender;
+import org.apache.logging.log4j.core.config.Property;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import static dev.metakit.inbox.support.TestDatabase.exec;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
@@ -78,6 +86,38 @@ class OutcomesTest {
                 .isEqualTo("unusable body, not retried (not_json): not valid JSON");
         assertThat(counters.deadLettered(PoisonReason.NOT_JSON)).isEqualTo(1);
         assertThat(counters.deadLettered(PoisonReason.MALFORMED)).isZero();
+    }
+
+    @Test
+    void aDeadLettersLineCarriesTheDeliveryItsAccountAndItsPostsTraceInTheLoggingContext() throws Exception {
+        String post = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        ClaimedRows.pending("poison", "position.opened", 7L, "not json");
+        exec("update webhook_inbox set trace_parent = '" + post + "' where delivery_key = 'poison'");
+        InboxRow row = claimAll(boot, Duration.ofMinutes(1)).get(0);
+        List<Map<String, String>> contexts = new CopyOnWriteArrayList<>();
+        AbstractAppender capture = new AbstractAppender("dead-letter-context", null, null, true,
+                Property.EMPTY_ARRAY) {
+            @Override
+            public void append(LogEvent event) {
+                if (event.getMessage().getFormattedMessage().contains("dead-lettered")) {
+                    contexts.add(event.getContextData().toMap());
+                }
+            }
+        };
+        Logger logger = (Logger) LogManager.getLogger(Outcomes.class);
+        capture.start();
+        logger.addAppender(capture);
+        try {
+            outcomes.deadLettered(row, PoisonReason.NOT_JSON, "not valid JSON").record();
+        } finally {
+            logger.removeAppender(capture);
+        }
+
+        assertThat(contexts).singleElement().satisfies(context -> assertThat(context)
+                .containsEntry("metakit.delivery", "poison").containsEntry("metakit.account", "7")
+                .containsEntry("trace_id", "0af7651916cd43dd8448eb211c80319c")
+                .containsEntry("span_id", "b7ad6b7169203331"));
+        assertThat(MDC.getCopyOfContextMap()).as("taken off the thread after the line").isNullOrEmpty();
     }
 
     @Test

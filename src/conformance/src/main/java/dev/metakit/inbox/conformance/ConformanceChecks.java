@@ -1,15 +1,26 @@
 package dev.metakit.inbox.conformance;
 
+import dev.metakit.inbox.conformance.TraceOfADelivery.Ids;
+import dev.metakit.inbox.sandbox.Delivery;
+import dev.metakit.inbox.sandbox.Sandbox;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import java.math.BigDecimal;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import java.util.regex.Pattern;
 
 import static dev.metakit.inbox.conformance.SignedDeliveries.body;
@@ -33,6 +44,10 @@ public abstract class ConformanceChecks {
     /** metakit.max-body-bytes, default */
     private static final int MAX_BODY_BYTES = 1_048_576;
     private static final Duration READINESS_CHANGE = Duration.ofSeconds(15);
+    /** a delivery's way to the feed, on a loaded machine; the spans are exported in batches too */
+    private static final Duration TRACE = Duration.ofSeconds(60);
+    /** the default outlet route's logger (routes/changes.camel.yaml), which every runtime under test keeps */
+    private static final String FEED_OUTLET = "dev.metakit.inbox.feed.outlet";
     private static final Pattern WARN_OR_ERROR = Pattern.compile("\\b(WARN|ERROR)\\b");
 
     protected abstract RuntimeUnderTest runtime();
@@ -142,6 +157,60 @@ public abstract class ConformanceChecks {
         // an oversized body is the sender's mistake, answered: no layer (the HTTP server's included) logs an ERROR
         assertThat(runtime().log().lines().skip(linesBefore).filter(line -> line.contains("ERROR")).toList())
                 .as("ERROR lines while answering an oversized body").isEmpty();
+    }
+
+    @Test
+    @Order(8)
+    void oneDeliverysTraceReachesFromItsPostThroughItsReconcileToTheFeedMessage() throws Exception {
+        assumeTrue(runtime().traced(), "the test runs this runtime untraced");
+        Sandbox metakit = runtime().metakit();
+        Set<String> before = acknowledgedKeys(metakit);
+
+        // MetaKit opens a position on account 1 and delivers its event; the reconcile finds it and feeds a change
+        metakit.market().open(1, "EURUSD", "buy", new BigDecimal("0.10"), BigDecimal.ZERO, BigDecimal.ZERO);
+        String key = await().atMost(TRACE).until(() -> acknowledgedKeys(metakit).stream()
+                .filter(k -> !before.contains(k)).findFirst(), Optional::isPresent).orElseThrow();
+
+        Ids ingest = Ids.of(InboxRows.traceParent(runtime().database(), key));
+        SpanData server = awaitSpan(t -> t.span(ingest));
+        assertThat(TraceOfADelivery.httpMethod(server)).as("the POST's span, whose context the row keeps")
+                .isEqualTo("POST");
+        SpanData reconcile = awaitSpan(t -> t.reconcileLinkedTo(ingest));
+        assertThat(reconcile.getTraceId()).as("the reconcile: a trace of its own, linked to the delivery's")
+                .isNotEqualTo(ingest.traceId());
+        assertThat(await().atMost(TRACE).until(() -> spans().httpCallsUnder(reconcile), calls -> !calls.isEmpty()))
+                .as("the MetaKit calls, spans under the reconcile")
+                .allMatch(call -> "GET".equals(TraceOfADelivery.httpMethod(call)));
+        await().atMost(TRACE).until(() -> InboxRows.publishedChanges(runtime().database(), 1) > 0);
+        assertThat(Ids.of(InboxRows.lastPublishedChangesTraceParent(runtime().database(), 1)))
+                .as("the change fed keeps the reconcile's context")
+                .isEqualTo(new Ids(reconcile.getTraceId(), reconcile.getSpanId()));
+        SpanData outlet = awaitSpan(t -> t.traceOf(reconcile).filter(s -> String.valueOf(
+                s.getAttributes().get(AttributeKey.stringKey("camel.uri"))).contains(FEED_OUTLET)).findFirst());
+        assertThat(spans().descendsFrom(outlet, reconcile))
+                .as("the feed message's traceparent continues the reconcile's trace at the reconcile").isTrue();
+
+        List<String> forbidden = new ArrayList<>(runtime().secrets());
+        forbidden.addAll(List.of("Bearer", "\"ticket\"", "EURUSD"));
+        for (SpanData span : runtime().finishedSpans()) {
+            span.getAttributes().forEach((name, value) -> assertThat(String.valueOf(value))
+                    .as("%s of the span %s: no secret, no payload", name, span.getName())
+                    .doesNotContain(forbidden.toArray(String[]::new)));
+        }
+    }
+
+    /** the inbox's keys of what MetaKit delivered and was answered 2xx for */
+    private static Set<String> acknowledgedKeys(Sandbox metakit) {
+        return metakit.deliveries().acknowledged().stream().map(Delivery::key).collect(Collectors.toSet());
+    }
+
+    private TraceOfADelivery spans() {
+        return new TraceOfADelivery(runtime().finishedSpans());
+    }
+
+    private SpanData awaitSpan(Function<TraceOfADelivery, Optional<SpanData>> which) {
+        return await().atMost(TRACE).pollInterval(Duration.ofMillis(200)).until(() -> which.apply(spans()),
+                Optional::isPresent).orElseThrow();
     }
 
     @Test

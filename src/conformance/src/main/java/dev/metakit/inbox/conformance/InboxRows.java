@@ -37,6 +37,32 @@ final class InboxRows {
         }
     }
 
+    /** The trace context stored with the row under {@code deliveryKey} (its ingest span's), or null. */
+    static String traceParent(DataSource db, String deliveryKey) throws SQLException {
+        return text(db, "select trace_parent from " + INBOX + " where delivery_key = ?", deliveryKey);
+    }
+
+    /** The trace context stored with the account's last published change, or null when none is published. */
+    static String lastPublishedChangesTraceParent(DataSource db, long accountId) throws SQLException {
+        return text(db, "select trace_parent from metakit.position_changes where account_id = ?"
+                + " and published_at is not null order by seq desc limit 1", accountId);
+    }
+
+    /** How many of the account's changes the feed has published. */
+    static long publishedChanges(DataSource db, long accountId) throws SQLException {
+        return Long.parseLong(text(db, "select count(*) from metakit.position_changes where account_id = ?"
+                + " and published_at is not null", accountId));
+    }
+
+    private static String text(DataSource db, String sql, Object parameter) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
+            s.setObject(1, parameter);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
     /** Every row the inbox holds. */
     static long all(DataSource db) throws SQLException {
         try (Connection c = db.getConnection();

@@ -1,5 +1,7 @@
 package dev.metakit.inbox.conformance;
 
+import dev.metakit.inbox.sandbox.Sandbox;
+
 import javax.sql.DataSource;
 import java.net.URI;
 import java.util.List;
@@ -23,6 +25,11 @@ public interface RuntimeOnParts extends RuntimeUnderTest {
     @Override
     default List<String> secrets() {
         return parts().secrets().all();
+    }
+
+    @Override
+    default Sandbox metakit() {
+        return parts().sandbox();
     }
 
     @Override

@@ -1,5 +1,8 @@
 package dev.metakit.inbox.conformance;
 
+import dev.metakit.inbox.sandbox.Sandbox;
+import io.opentelemetry.sdk.trace.data.SpanData;
+
 import javax.sql.DataSource;
 import java.net.URI;
 import java.util.List;
@@ -21,6 +24,23 @@ public interface RuntimeUnderTest {
      * the ops token; values a runtime does not take are left out.
      */
     List<String> secrets();
+
+    /** The MetaKit the runtime reconciles against: the sandbox's API and market, which delivers what it trades. */
+    Sandbox metakit();
+
+    /**
+     * Whether the test traces the runtime with the host's own tracing (the standalone run's {@code OTEL_*}, a Spring
+     * Boot host's Micrometer Tracing, a Quarkus host's OpenTelemetry), its spans kept by OpenTelemetry's SDK testing
+     * exporter ({@link #finishedSpans()}).
+     */
+    default boolean traced() {
+        return false;
+    }
+
+    /** The spans the runtime's tracing has finished so far (none when it is not {@link #traced()}). */
+    default List<SpanData> finishedSpans() {
+        return List.of();
+    }
 
     /** The runtime's readiness as its probe endpoint answers it (or, with no HTTP endpoint, Camel's readiness checks). */
     Readiness readiness() throws Exception;

@@ -2,14 +2,18 @@ package dev.metakit.inbox.conformance;
 
 import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
+import dev.metakit.inbox.trace.MemorySpans;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import org.apache.logging.log4j.Level;
 
-import java.net.URI;
 import java.net.http.HttpResponse;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The conformance checks against the standalone run (camel-main, its Vert.x front door, /observe/health/ready on the
- * management port), booted as {@code java -jar} boots it, once for the checks.
+ * management port), booted as {@code java -jar} boots it, once for the checks, traced.
  */
 class StandaloneConformanceTest extends ConformanceChecksOnParts {
     private LogCapture log;
@@ -18,7 +22,11 @@ class StandaloneConformanceTest extends ConformanceChecksOnParts {
     @Override
     protected void startHost(RuntimeParts parts) {
         log = LogCapture.atOrAbove(Level.ALL);
-        inbox = RunningInbox.start(parts.settings());
+        // on the parts' port, where the sandbox's MetaKit delivers; traced by OpenTelemetry's own settings, its SDK
+        // testing exporter in place of OTLP
+        Map<String, String> settings = new LinkedHashMap<>(parts.settings());
+        settings.put("camel.server.port", String.valueOf(parts.port()));
+        inbox = RunningInbox.start(RunningInbox.basedir(), Map.of("OTEL_TRACES_EXPORTER", MemorySpans.NAME), settings);
     }
 
     @Override
@@ -32,8 +40,13 @@ class StandaloneConformanceTest extends ConformanceChecksOnParts {
     }
 
     @Override
-    public URI webhook() {
-        return inbox.webhookUri();
+    public boolean traced() {
+        return true;
+    }
+
+    @Override
+    public List<SpanData> finishedSpans() {
+        return MemorySpans.exported();
     }
 
     @Override
