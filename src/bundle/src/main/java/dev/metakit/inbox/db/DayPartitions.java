@@ -85,9 +85,10 @@ public final class DayPartitions {
 
     /**
      * What one {@link #retire} did: the days dropped, how many of their rows moved into the leftover partition, the
-     * day left waiting for its rows to be worked (null: none), and whether a day was left because its table was busy.
+     * day left waiting for its rows to be worked (null: none), whether a day was left because its table was busy, and
+     * how long the transactions that held the table's lock took, together.
      */
-    public record Retired(List<String> dropped, long rowsMoved, String waiting, boolean lockBusy) {
+    public record Retired(List<String> dropped, long rowsMoved, String waiting, boolean lockBusy, long lockedMillis) {
     }
 
     /**
@@ -184,22 +185,28 @@ public final class DayPartitions {
     public Retired retire(DataSource dataSource, Instant cutoff, Unfinished unfinished) throws SQLException {
         List<String> dropped = new ArrayList<>();
         long moved = 0;
+        long lockedNanos = 0;
         try (Connection c = dataSource.getConnection()) {
             while (true) {
                 Partition day = oldestDay(c).filter(p -> !p.to().isAfter(cutoff)).orElse(null);
                 if (day == null) {
-                    return new Retired(dropped, moved, null, false);
+                    return new Retired(dropped, moved, null, false, lockedNanos / 1_000_000);
                 }
                 if (holds(c, day.name(), unfinished.toWork())) {
-                    return new Retired(dropped, moved, day.name(), false);
+                    return new Retired(dropped, moved, day.name(), false, lockedNanos / 1_000_000);
                 }
                 Long n;
                 try {
                     Partition leftover = holds(c, day.name(), unfinished.moved()) ? prepareLeftover(c, day) : null;
-                    n = Jdbc.inTransaction(c, tx -> retireOne(tx, day, leftover, unfinished));
+                    long started = System.nanoTime();
+                    try {
+                        n = Jdbc.inTransaction(c, tx -> retireOne(tx, day, leftover, unfinished));
+                    } finally {
+                        lockedNanos += System.nanoTime() - started;
+                    }
                 } catch (SQLException e) {
                     if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                        return new Retired(dropped, moved, null, true);
+                        return new Retired(dropped, moved, null, true, lockedNanos / 1_000_000);
                     }
                     throw e;
                 }

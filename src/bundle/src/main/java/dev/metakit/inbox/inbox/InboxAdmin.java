@@ -55,14 +55,21 @@ public class InboxAdmin {
                 + " limit ? for update skip locked)";
     }
 
+    /**
+     * The deliveries received, and processed, per minute of the last hour, among those signed in the last day: the
+     * bound on the partition key prunes the scan to today's and yesterday's partitions (as the statement starts), so it
+     * never reads the days retained before them. A delivery is received within the signature's tolerance of its t
+     * (minutes), so none received in the hour is left out; a backlog of older deliveries processed in the hour (after
+     * an outage) is not counted here, the backlog falling says it.
+     */
     private static final String THROUGHPUT = """
             select to_char(m at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI"Z"') as minute,
                    sum(received)::int as received, sum(processed)::int as processed
               from (select date_trunc('minute', received_at) m, 1 received, 0 processed from webhook_inbox
-                     where received_at > now() - interval '1 hour'
+                     where received_at > now() - interval '1 hour' and signed_at > now() - interval '1 day'
                     union all
                     select date_trunc('minute', processed_at), 0, 1 from webhook_inbox
-                     where processed_at > now() - interval '1 hour') x
+                     where processed_at > now() - interval '1 hour' and signed_at > now() - interval '1 day') x
              group by m order by m""";
 
     private static final String RECENT_FAILURES = """
