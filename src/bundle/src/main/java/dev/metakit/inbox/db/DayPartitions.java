@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * worked them, which it does wherever they are; a later run drops it. Only rows no worker will touch again, the dead
  * letters (failed deliveries, waiting for an operator), move, into {@code <table>_leftover}, a partition that covers
  * the dropped days from the first that left any, and holds nothing else. The locked transaction is then: detach the
- * day, copy its dead letters, give the leftover partition the day's range, drop the day, whatever the day's size.
+ * day, copy its dead letters, give the leftover partition the day's range, whatever the day's size; the detached day
+ * is dropped after it, holding no lock of the table while its files go.
  * The range is proved by a check validated before that transaction, under a lock that lets inserts and updates go
  * on, which reads the leftover partition only (a few dead letters), not {@code <table>_kept} (after an upgrade in
  * place, the whole earlier table), whose range no longer grows.
@@ -187,6 +188,7 @@ public final class DayPartitions {
         long moved = 0;
         long lockedNanos = 0;
         try (Connection c = dataSource.getConnection()) {
+            dropDetached(c);
             while (true) {
                 Partition day = oldestDay(c).filter(p -> !p.to().isAfter(cutoff)).orElse(null);
                 if (day == null) {
@@ -215,6 +217,7 @@ public final class DayPartitions {
                     // the loop looks again
                     continue;
                 }
+                dropDetached(c);
                 dropped.add(day.name());
                 moved += n;
             }
@@ -283,8 +286,10 @@ public final class DayPartitions {
 
     /**
      * The locked part: the day detached; its rows to move, if any, copied into the leftover partition, which then
-     * covers the day; the day dropped. Returns the rows moved, or null when it did nothing: another instance retired
-     * the day meanwhile, or it holds rows to work again.
+     * covers the day. Returns the rows moved, or null when it did nothing: another instance retired the day
+     * meanwhile, or it holds rows to work again. The detached day is dropped after ({@link #dropDetached}): a drop
+     * removes the day's files as it commits, which takes time with the day's size, and a detached table's drop holds
+     * no lock of the table.
      */
     private Long retireOne(Connection tx, Partition day, Partition leftover, Unfinished unfinished)
             throws SQLException {
@@ -306,7 +311,7 @@ public final class DayPartitions {
                 if (holds(tx, day.name(), unfinished.moved())) {
                     return null; // a row to move since the look before the lock: the next turn moves it
                 }
-                s.execute("drop table " + day.name());
+                s.execute("alter table " + table + " detach partition " + day.name());
                 return 0L;
             }
             s.execute("alter table " + table + " detach partition " + day.name());
@@ -322,8 +327,30 @@ public final class DayPartitions {
             Instant from = attached ? leftover.from() : day.from();
             s.execute("alter table " + table + " attach partition " + leftover() + " for values from ('" + from
                     + "') to ('" + day.to() + "')");
-            s.execute("drop table " + day.name());
             return moved;
+        }
+    }
+
+    /**
+     * Drops the days retirement detached: the one it just did, and any whose drop a stop cut short. Each drop locks
+     * its own table only.
+     */
+    private void dropDetached(Connection c) throws SQLException {
+        List<String> detached = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("select c.relname from pg_class c"
+                + " where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r'"
+                + " and not c.relispartition and c.relname ~ ?")) {
+            s.setString(1, "^" + table + "_p[0-9]{8}$"); // a name of the bundle's: no character a pattern reads
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    detached.add(r.getString(1));
+                }
+            }
+        }
+        for (String name : detached) {
+            try (Statement s = c.createStatement()) {
+                s.execute("drop table if exists " + name);
+            }
         }
     }
 
