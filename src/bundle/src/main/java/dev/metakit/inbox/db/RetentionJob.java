@@ -78,11 +78,11 @@ public abstract class RetentionJob {
             }
         });
         log.info("Retention: pruned {} {} before {} ({}={}) in {} ms; days dropped {} ({} rows moved into {}, {} ms"
-                        + " under the table's lock){}{}, made ahead {}", n, deletedRows(), cutoff,
+                        + " under the table's lock), made ahead {}{}{}", n, deletedRows(), cutoff,
                 environmentName(retentionKey), retentionText, (System.nanoTime() - started) / 1_000_000,
-                retired.dropped(), retired.rowsMoved(), days.leftover(), retired.lockedMillis(),
-                retired.waiting() == null ? "" : ", " + retired.waiting() + " kept until its rows are worked",
-                retired.lockBusy() ? ", the next day left for the next run (its table was busy)" : "", made);
+                retired.dropped(), retired.rowsMoved(), days.leftover(), retired.lockedMillis(), made,
+                retired.waiting() == null ? "" : "; " + retired.waiting() + " kept until its rows are worked",
+                retired.lockBusy() ? "; the next day left for the next run (its table was busy)" : "");
         return n;
     }
 

@@ -129,10 +129,12 @@ public final class RetentionBench {
         if (parts.contains("backlog")) {
             Layout l = layouts.get(1);
             truncate(l);
-            fillDay(l, day0, Integer.parseInt(o.get("day-rows")));
+            // the day after day0: the drop above retired day0 (its time, now the leftover partition's)
+            Instant day = day0.plus(1, ChronoUnit.DAYS);
+            fillDay(l, day, Integer.parseInt(o.get("day-rows")));
             exec(l.db(), "update webhook_inbox set processed_at = null where substr(md5(delivery_key), 1, 1) < '2'");
             exec(l.db(), "vacuum analyze webhook_inbox");
-            Instant cutoff = day0.plus(1, ChronoUnit.DAYS);
+            Instant cutoff = day.plus(1, ChronoUnit.DAYS);
             DayPartitions.INBOX.makeAhead(l.db(), cutoff.plus(7, ChronoUnit.DAYS));
             print(o, l, "backlog", "pending rows in the day",
                     scalar(l.db(), "select count(*) from webhook_inbox where processed_at is null and failed_at is null"));
