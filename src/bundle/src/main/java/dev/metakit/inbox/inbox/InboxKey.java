@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.Collection;
 
 /**
@@ -27,13 +28,24 @@ public record InboxKey(String deliveryKey, Instant signedAt) {
         int i = 0;
         for (InboxKey key : keys) {
             deliveryKeys[i] = key.deliveryKey();
-            // as text with its offset (Instant's ISO form), whatever the JVM's or the session's time zone
-            signedAt[i++] = key.signedAt().toString();
+            signedAt[i++] = text(key.signedAt());
         }
         Array a = c.createArrayOf("text", deliveryKeys);
         Array b = c.createArrayOf("text", signedAt);
         ps.setArray(index, a);
         ps.setArray(index + 1, b);
         return index + 2;
+    }
+
+    /**
+     * As text with its offset (Instant's ISO form), whatever the JVM's or the session's time zone; PostgreSQL's
+     * infinities (a row stored before the inbox was partitioned has {@code signed_at = '-infinity'}) as pgjdbc reads
+     * them, the extremes of {@link OffsetDateTime}, written back as the words.
+     */
+    static String text(Instant t) {
+        if (t.equals(OffsetDateTime.MIN.toInstant())) {
+            return "-infinity";
+        }
+        return t.equals(OffsetDateTime.MAX.toInstant()) ? "infinity" : t.toString();
     }
 }
