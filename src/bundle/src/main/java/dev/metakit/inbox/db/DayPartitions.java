@@ -13,12 +13,24 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * A table partitioned by UTC day (V12): one partition per day, {@code <table>_pYYYYMMDD}, and {@code <table>_kept}
  * for every time before the first day. The bundle makes the days ahead ({@link #makeAhead}); retention
- * ({@link #retire}) detaches a day whose time is up, moves its unfinished rows into the kept partition, whose range
- * then reaches to the end of that day, and drops the day: no DELETE on the table, no dead rows left behind.
+ * ({@link #retire}) drops a day whose time is up: no DELETE on the table, no dead rows left behind.
+ *
+ * <p>What a day still holds when its time is up is never dropped, and never copied in bulk under the table's lock,
+ * where ingest would wait for it: a day whose rows are still to be worked (pending deliveries, unpublished changes:
+ * a backlog, after an outage as large as the outage was long) waits, and the days after it, until the worker has
+ * worked them, which it does wherever they are; a later run drops it. Only rows no worker will touch again, the dead
+ * letters (failed deliveries, waiting for an operator), move, into {@code <table>_leftover}, a partition that covers
+ * the dropped days from the first that left any, and holds nothing else. The locked transaction is then: detach the
+ * day, copy its dead letters, give the leftover partition the day's range, whatever the day's size; the detached day
+ * is dropped after it, holding no lock of the table while its files go.
+ * The range is proved by a check validated before that transaction, under a lock that lets inserts and updates go
+ * on, which reads the leftover partition only (a few dead letters), not {@code <table>_kept} (after an upgrade in
+ * place, the whole earlier table), whose range no longer grows.
  *
  * <p>Each change is one transaction under a transaction-scoped advisory lock per table, so instances running it
  * together do it once. Names are unqualified: the connection's search_path is the bundle's schema.
@@ -47,10 +59,13 @@ public final class DayPartitions {
 
     private final String table;
     private final String column;
+    /** a day partition's name, as a regular expression */
+    private final String dayName;
 
     private DayPartitions(String table, String column) {
         this.table = table;
         this.column = column;
+        this.dayName = Pattern.quote(table) + "_p\\d{8}";
     }
 
     public String table() {
@@ -69,8 +84,20 @@ public final class DayPartitions {
         }
     }
 
-    /** What one {@link #retire} did: the days dropped and how many of their rows moved into the kept partition. */
-    public record Retired(List<String> dropped, long rowsKept, boolean lockBusy) {
+    /**
+     * What one {@link #retire} did: the days dropped, how many of their rows moved into the leftover partition, the
+     * day left waiting for its rows to be worked (null: none), whether a day was left because its table was busy, and
+     * how long the transactions that held the table's lock took, together.
+     */
+    public record Retired(List<String> dropped, long rowsMoved, String waiting, boolean lockBusy, long lockedMillis) {
+    }
+
+    /**
+     * What a day holds when its time is up, as SQL conditions on the table's columns (constants of the caller's):
+     * {@code toWork}, rows still to be worked, which keep the day until they are (null: none); {@code moved}, rows no
+     * worker touches again that must outlive the day, which move into the leftover partition (null: none).
+     */
+    public record Unfinished(String toWork, String moved) {
     }
 
     /** The table's partitions, ordered by their upper bound. */
@@ -144,67 +171,128 @@ public final class DayPartitions {
         });
     }
 
+    /** the partition of the dead letters of the days dropped, from the first day that left any */
+    public String leftover() {
+        return table + "_leftover";
+    }
+
     /**
-     * Retires every day partition that ends at or before {@code cutoff}, oldest first, each in one transaction: its
-     * rows matching {@code unfinished} (an SQL condition on the table's columns, a constant of the caller's; null:
-     * none is kept) move into the kept partition, whose range grows to the day's end, and the day is dropped. A day
-     * whose lock is not granted within {@value #LOCK_TIMEOUT} is left for the next run.
+     * Retires every day partition that ends at or before {@code cutoff}, oldest first, each in one short transaction:
+     * the day is dropped, its rows matching {@code unfinished.moved()} moved first into the leftover partition. A day
+     * holding rows matching {@code unfinished.toWork()} is not retired, nor are the days after it (the kept days stay
+     * contiguous): a later run retires it once they are worked. A day whose lock is not granted within
+     * {@value #LOCK_TIMEOUT} is left for the next run.
      */
-    public Retired retire(DataSource dataSource, Instant cutoff, String unfinished) throws SQLException {
+    public Retired retire(DataSource dataSource, Instant cutoff, Unfinished unfinished) throws SQLException {
         List<String> dropped = new ArrayList<>();
-        long kept = 0;
+        long moved = 0;
+        long lockedNanos = 0;
         try (Connection c = dataSource.getConnection()) {
+            dropDetached(c);
             while (true) {
                 Partition day = oldestDay(c).filter(p -> !p.to().isAfter(cutoff)).orElse(null);
                 if (day == null) {
-                    return new Retired(dropped, kept, false);
+                    return new Retired(dropped, moved, null, false, lockedNanos / 1_000_000);
                 }
-                Long moved;
+                if (holds(c, day.name(), unfinished.toWork())) {
+                    return new Retired(dropped, moved, day.name(), false, lockedNanos / 1_000_000);
+                }
+                Long n;
                 try {
-                    proveKeptRange(c, day.to());
-                    moved = Jdbc.inTransaction(c, tx -> retireOne(tx, day, unfinished));
+                    Partition leftover = holds(c, day.name(), unfinished.moved()) ? prepareLeftover(c, day) : null;
+                    long started = System.nanoTime();
+                    try {
+                        n = Jdbc.inTransaction(c, tx -> retireOne(tx, day, leftover, unfinished));
+                    } finally {
+                        lockedNanos += System.nanoTime() - started;
+                    }
                 } catch (SQLException e) {
                     if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                        return new Retired(dropped, kept, true);
+                        return new Retired(dropped, moved, null, true, lockedNanos / 1_000_000);
                     }
                     throw e;
                 }
-                if (moved != null) {
-                    dropped.add(day.name());
-                    kept += moved;
+                if (n == null) {
+                    // another instance retired it meanwhile, or it holds rows to work again (a replay, a requeue):
+                    // the loop looks again
+                    continue;
                 }
+                dropDetached(c);
+                dropped.add(day.name());
+                moved += n;
             }
         }
     }
 
     private Optional<Partition> oldestDay(Connection c) throws SQLException {
-        return partitions(c).stream().filter(p -> p.from() != null).findFirst();
+        return partitions(c).stream().filter(p -> p.name().matches(dayName)).findFirst();
+    }
+
+    /** Whether the partition holds a row matching {@code condition} (null: none): one probe of a partial index. */
+    private static boolean holds(Connection c, String partition, String condition) throws SQLException {
+        if (condition == null) {
+            return false;
+        }
+        try (Statement s = c.createStatement();
+             ResultSet r = s.executeQuery("select exists (select 1 from " + partition + " where " + condition + ")")) {
+            r.next();
+            return r.getBoolean(1);
+        }
     }
 
     /**
-     * Gives the kept partition the check its next range needs, so that attaching it with that range skips the scan:
-     * added unvalidated (no scan), then validated under a lock that lets inserts and updates go on, before the
-     * transaction that detaches and attaches, which holds the table.
+     * Makes ready, before the locked transaction, the leftover partition's range to the end of {@code day}: the table
+     * made (with a check of the day's range, which an empty table proves at once) if there is none yet; else a check
+     * of its new range added unvalidated (no scan) and validated under a lock that lets inserts and updates go on.
+     * Returns the leftover partition as it is now: its range, or, not made yet, null bounds.
      */
-    private void proveKeptRange(Connection c, Instant to) throws SQLException {
+    private Partition prepareLeftover(Connection c, Partition day) throws SQLException {
+        Partition leftover = partitions(c).stream().filter(p -> p.name().equals(leftover())).findFirst()
+                .orElse(null);
+        if (leftover == null && !Jdbc.relationExists(c, leftover())) {
+            Jdbc.inTransaction(c, tx -> {
+                try (Statement s = tx.createStatement()) {
+                    lock(tx);
+                    if (!Jdbc.relationExists(tx, leftover())) {
+                        s.execute("create table " + leftover() + " (like " + table
+                                + " including defaults including constraints)");
+                        s.execute("alter table " + leftover() + " add constraint " + checkName() + "_next check ("
+                                + range(day.from(), day.to()) + ")");
+                    }
+                }
+                return null;
+            });
+            return new Partition(leftover(), null, null);
+        }
+        if (leftover == null) {
+            return new Partition(leftover(), null, null); // made by a run that did not get to attach it
+        }
         String next = checkName() + "_next";
         Jdbc.inTransaction(c, tx -> {
             try (Statement s = tx.createStatement()) {
                 s.execute("set local lock_timeout = '" + LOCK_TIMEOUT + "'");
                 lock(tx);
-                s.execute("alter table " + kept() + " drop constraint if exists " + next);
-                s.execute("alter table " + kept() + " add constraint " + next + " check (" + column + " < '" + to
-                        + "') not valid");
+                s.execute("alter table " + leftover() + " drop constraint if exists " + next);
+                s.execute("alter table " + leftover() + " add constraint " + next + " check ("
+                        + range(leftover.from(), day.to()) + ") not valid");
             }
             return null;
         });
         try (Statement s = c.createStatement()) {
-            s.execute("alter table " + kept() + " validate constraint " + next);
+            s.execute("alter table " + leftover() + " validate constraint " + next);
         }
+        return leftover;
     }
 
-    /** Returns the rows moved into the kept partition, or null when another instance retired the day meanwhile. */
-    private Long retireOne(Connection tx, Partition day, String unfinished) throws SQLException {
+    /**
+     * The locked part: the day detached; its rows to move, if any, copied into the leftover partition, which then
+     * covers the day. Returns the rows moved, or null when it did nothing: another instance retired the day
+     * meanwhile, or it holds rows to work again. The detached day is dropped after ({@link #dropDetached}): a drop
+     * removes the day's files as it commits, which takes time with the day's size, and a detached table's drop holds
+     * no lock of the table.
+     */
+    private Long retireOne(Connection tx, Partition day, Partition leftover, Unfinished unfinished)
+            throws SQLException {
         try (Statement s = tx.createStatement()) {
             s.execute("set local lock_timeout = '" + LOCK_TIMEOUT + "'");
             lock(tx);
@@ -213,27 +301,66 @@ public final class DayPartitions {
             if (first == null || !first.name().equals(day.name())) {
                 return null;
             }
-            String kept = kept();
-            s.execute("alter table " + table + " detach partition " + day.name());
-            s.execute("alter table " + table + " detach partition " + kept);
-            s.execute("alter table " + kept + " drop constraint if exists " + checkName());
-            s.execute("alter table " + kept + " rename constraint " + checkName() + "_next to " + checkName());
-            long moved = 0;
-            if (unfinished != null) {
-                String columns = String.join(", ", columns(tx));
-                moved = s.executeUpdate("insert into " + kept + " (" + columns + ") select " + columns + " from "
-                        + day.name() + " where " + unfinished);
+            // the table's lock first (the detach and the drop take it anyway): no replay or requeue can make a row
+            // of the day one to work between the look and the drop
+            s.execute("lock table only " + table + ", " + day.name() + " in access exclusive mode");
+            if (holds(tx, day.name(), unfinished.toWork())) {
+                return null;
             }
-            s.execute("alter table " + table + " attach partition " + kept + " for values from (minvalue) to ('"
-                    + day.to() + "')");
-            s.execute("drop table " + day.name());
+            if (leftover == null) {
+                if (holds(tx, day.name(), unfinished.moved())) {
+                    return null; // a row to move since the look before the lock: the next turn moves it
+                }
+                s.execute("alter table " + table + " detach partition " + day.name());
+                return 0L;
+            }
+            s.execute("alter table " + table + " detach partition " + day.name());
+            boolean attached = leftover.to() != null;
+            if (attached) {
+                s.execute("alter table " + table + " detach partition " + leftover());
+            }
+            s.execute("alter table " + leftover() + " drop constraint if exists " + checkName());
+            s.execute("alter table " + leftover() + " rename constraint " + checkName() + "_next to " + checkName());
+            String columns = String.join(", ", columns(tx));
+            long moved = s.executeUpdate("insert into " + leftover() + " (" + columns + ") select " + columns
+                    + " from " + day.name() + " where " + unfinished.moved());
+            Instant from = attached ? leftover.from() : day.from();
+            s.execute("alter table " + table + " attach partition " + leftover() + " for values from ('" + from
+                    + "') to ('" + day.to() + "')");
             return moved;
         }
     }
 
-    /** the kept partition's check that proves its range ({@code column < its upper bound}) */
+    /**
+     * Drops the days retirement detached: the one it just did, and any whose drop a stop cut short. Each drop locks
+     * its own table only.
+     */
+    private void dropDetached(Connection c) throws SQLException {
+        List<String> detached = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("select c.relname from pg_class c"
+                + " where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r'"
+                + " and not c.relispartition and c.relname ~ ?")) {
+            s.setString(1, "^" + table + "_p[0-9]{8}$"); // a name of the bundle's: no character a pattern reads
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    detached.add(r.getString(1));
+                }
+            }
+        }
+        for (String name : detached) {
+            try (Statement s = c.createStatement()) {
+                s.execute("drop table if exists " + name);
+            }
+        }
+    }
+
+    private String range(Instant from, Instant to) {
+        return column + " >= '" + from + "' and " + column + " < '" + to + "'";
+    }
+
+    /** the leftover partition's check that proves its range */
     private String checkName() {
-        return kept() + "_range_ck";
+        return leftover() + "_range_ck";
     }
 
     private List<String> columns(Connection c) throws SQLException {

@@ -98,4 +98,15 @@ public final class Jdbc {
         } while (n == batchSize);
         return total;
     }
+
+    /** Whether a table of that name is on the connection's search_path. */
+    public static boolean relationExists(Connection c, String name) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("select to_regclass(?) is not null")) {
+            s.setString(1, name);
+            try (ResultSet r = s.executeQuery()) {
+                r.next();
+                return r.getBoolean(1);
+            }
+        }
+    }
 }

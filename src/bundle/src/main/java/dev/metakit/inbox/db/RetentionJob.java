@@ -16,9 +16,10 @@ import java.util.Locale;
 
 /**
  * A retention job of the retention route ({@code routes/retention.camel.yaml}) for one table partitioned by day
- * ({@link DayPartitions}): makes the days ahead, retires every day whose end is older than the retention (its
- * unfinished rows moved into the kept partition, the day dropped), deletes the finished rows of the kept partition that
- * are older than the retention in batches of {@code metakit.retention.batch-size} rows, and logs one line.
+ * ({@link DayPartitions}): makes the days ahead, retires every day whose end is older than the retention (the day
+ * dropped, its dead letters moved into the leftover partition; a day with rows still to be worked waits for them),
+ * deletes the finished rows of the kept and leftover partitions that are older than the retention in batches of
+ * {@code metakit.retention.batch-size} rows, and logs one line.
  */
 public abstract class RetentionJob {
     private final Logger log = LoggerFactory.getLogger(getClass());
@@ -46,8 +47,8 @@ public abstract class RetentionJob {
     /** The table's days. */
     protected abstract DayPartitions partitions();
 
-    /** The rows a retired day keeps, an SQL condition (null: none). */
-    protected abstract String unfinished();
+    /** What a day whose time is up still holds: rows it waits for, rows that move. */
+    protected abstract DayPartitions.Unfinished unfinished();
 
     /** What the log line counts, e.g. "processed inbox rows received". */
     protected abstract String deletedRows();
@@ -76,10 +77,12 @@ public abstract class RetentionJob {
                 log.info("Retention: {} {} pruned so far", soFar, deletedRows());
             }
         });
-        log.info("Retention: pruned {} {} before {} ({}={}) in {} ms; days dropped {} ({} unfinished rows kept in {}){},"
-                        + " made ahead {}", n, deletedRows(), cutoff, environmentName(retentionKey), retentionText,
-                (System.nanoTime() - started) / 1_000_000, retired.dropped(), retired.rowsKept(), days.kept(),
-                retired.lockBusy() ? ", the next day left for the next run (its table was busy)" : "", made);
+        log.info("Retention: pruned {} {} before {} ({}={}) in {} ms; days dropped {} ({} rows moved into {}, {} ms"
+                        + " under the table's lock), made ahead {}{}{}", n, deletedRows(), cutoff,
+                environmentName(retentionKey), retentionText, (System.nanoTime() - started) / 1_000_000,
+                retired.dropped(), retired.rowsMoved(), days.leftover(), retired.lockedMillis(), made,
+                retired.waiting() == null ? "" : "; " + retired.waiting() + " kept until its rows are worked",
+                retired.lockBusy() ? "; the next day left for the next run (its table was busy)" : "");
         return n;
     }
 

@@ -210,18 +210,23 @@ public final class ChangeStore {
      * Returns how many rows it marked per account: fewer than asked means some were no longer this publisher's to mark
      * (none once the account was taken over).
      */
-    static Map<Long, Integer> markPublished(Connection c, Map<Long, Long> epochByAccount, Collection<Long> changeIds,
+    static Map<Long, Integer> markPublished(Connection c, Map<Long, Long> epochByAccount, Collection<FeedChange> changes,
                                             UUID owner) throws SQLException {
         Map<Long, Integer> marked = new HashMap<>();
-        if (changeIds.isEmpty()) {
+        if (changes.isEmpty()) {
             return marked;
         }
-        Array ids = c.createArrayOf("bigint", changeIds.toArray());
+        Array ids = c.createArrayOf("bigint", changes.stream().map(FeedChange::changeId).toArray());
+        // as text with its offset (Instant's ISO form), whatever the JVM's or the session's time zone
+        Array reconciledAt = c.createArrayOf("text", changes.stream().map(ch -> ch.reconciledAt().toString()).toArray());
         Array accounts = c.createArrayOf("bigint", epochByAccount.keySet().toArray());
         Array epochs = c.createArrayOf("bigint", epochByAccount.values().toArray());
+        // by change_id and reconciled_at, joined one change at a time: each looked up in its own partition (pruned as
+        // the statement runs), not by change_id in every partition of the days retained
         try (PreparedStatement s = c.prepareStatement("""
                 update position_changes p set published_at = now()
-                 where p.change_id = any(?) and p.published_at is null
+                  from unnest(?::bigint[], ?::text[]::timestamptz[]) as k(change_id, reconciled_at)
+                 where p.change_id = k.change_id and p.reconciled_at = k.reconciled_at and p.published_at is null
                    and p.account_id in (select o.account_id
                                           from feed_owners o
                                           join unnest(?::bigint[], ?::bigint[]) as l(account_id, epoch)
@@ -229,9 +234,10 @@ public final class ChangeStore {
                                          where o.owner_token = ? for share of o)
                 returning p.account_id""")) {
             s.setArray(1, ids);
-            s.setArray(2, accounts);
-            s.setArray(3, epochs);
-            s.setObject(4, owner);
+            s.setArray(2, reconciledAt);
+            s.setArray(3, accounts);
+            s.setArray(4, epochs);
+            s.setObject(5, owner);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     marked.merge(rs.getLong(1), 1, Integer::sum);
@@ -239,6 +245,7 @@ public final class ChangeStore {
             }
         } finally {
             ids.free();
+            reconciledAt.free();
             accounts.free();
             epochs.free();
         }

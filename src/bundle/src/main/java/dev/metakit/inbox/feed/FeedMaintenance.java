@@ -85,7 +85,7 @@ public class FeedMaintenance {
     }
 
     /**
-     * Drops the days of changes reconciled before {@code cutoff} (their unpublished changes kept) and deletes the kept
+     * Drops the days of changes reconciled before {@code cutoff} (a day with unpublished changes waits) and deletes the kept
      * partition's changes published before it, {@code batchSize} per statement; unpublished ones stay. Returns the
      * kept rows deleted.
      */
@@ -97,11 +97,12 @@ public class FeedMaintenance {
     }
 
     /**
-     * The changes a retired day keeps: the unpublished ones when the in-process publisher sends them; none when
-     * Debezium does (it read them from the WAL).
+     * What a day whose time is up waits for: its unpublished changes when the in-process publisher sends them (the
+     * day is dropped once they are sent; none is moved, so a backlog is never copied); nothing when Debezium does (it
+     * read them from the WAL).
      */
-    static String unfinished(boolean inProcess) {
-        return inProcess ? "published_at is null" : null;
+    static DayPartitions.Unfinished unfinished(boolean inProcess) {
+        return new DayPartitions.Unfinished(inProcess ? "published_at is null" : null, null);
     }
 
     public void setDataSource(DataSource dataSource) {

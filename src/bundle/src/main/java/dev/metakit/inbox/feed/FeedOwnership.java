@@ -203,16 +203,16 @@ final class FeedOwnership {
      * Marks these changes of the lease's account published if this boot still owns the account at the lease's epoch.
      * Returns how many it marked: 0 when the account was taken over.
      */
-    int markPublished(Connection c, Lease lease, Collection<Long> changeIds) throws SQLException {
-        return markPublished(c, List.of(lease), changeIds).getOrDefault(lease.accountId(), 0);
+    int markPublished(Connection c, Lease lease, Collection<FeedChange> changes) throws SQLException {
+        return markPublished(c, List.of(lease), changes).getOrDefault(lease.accountId(), 0);
     }
 
     /** The same for several accounts, in one statement, each fenced by its lease. Returns how many per account. */
-    Map<Long, Integer> markPublished(Connection c, Collection<Lease> leases, Collection<Long> changeIds)
+    Map<Long, Integer> markPublished(Connection c, Collection<Lease> leases, Collection<FeedChange> changes)
             throws SQLException {
         Map<Long, Long> epochs = new LinkedHashMap<>();
         leases.forEach(l -> epochs.put(l.accountId(), l.epoch()));
-        return ChangeStore.markPublished(c, epochs, changeIds, self.bootToken());
+        return ChangeStore.markPublished(c, epochs, changes, self.bootToken());
     }
 
     /** Gives up every account this boot owns (a clean stop): the other instances take them at once. */

@@ -12,8 +12,9 @@ import java.time.Instant;
 
 /**
  * The feed's retention, called by the retention route of {@code routes/retention.camel.yaml}: the days of changes
- * reconciled more than {@code METAKIT_FEED_RETENTION} ago are dropped, their unpublished changes moved into
- * {@code position_changes_kept} (unpublished ones are never deleted), whose changes published before then are deleted.
+ * reconciled more than {@code METAKIT_FEED_RETENTION} ago are dropped once every change of theirs is published (a day
+ * with unpublished changes waits for the publisher; unpublished ones are never deleted); the changes of
+ * {@code position_changes_kept} published before then are deleted.
  * Retention bounds what a replay can send again.
  *
  * <p>With {@code metakit.feed.publisher=external} nothing marks a change published: Debezium streams each row from the
@@ -42,7 +43,7 @@ public class FeedRetention extends RetentionJob {
     }
 
     @Override
-    protected String unfinished() {
+    protected DayPartitions.Unfinished unfinished() {
         return FeedMaintenance.unfinished(inProcess);
     }
 

@@ -129,17 +129,17 @@ record FeedRound(DataSource dataSource, FeedParts parts, FeedCounts counts, int 
     private Map<Long, Integer> mark(Connection c, Map<Long, List<FeedChange>> batches,
                                     Map<Long, OutletBatch.Result> sent, Map<Long, FeedOwnership.Lease> leases)
             throws SQLException {
-        List<Long> ids = new ArrayList<>();
+        List<FeedChange> marked = new ArrayList<>();
         List<FeedOwnership.Lease> under = new ArrayList<>();
         batches.forEach((account, batch) -> {
             List<FeedChange> taken = batch.subList(0, sent.get(account).confirmed());
             if (!taken.isEmpty()) {
                 counts.sent(taken);
-                taken.forEach(change -> ids.add(change.changeId()));
+                marked.addAll(taken);
                 under.add(leases.get(account));
             }
         });
-        return ids.isEmpty() ? Map.of() : parts.ownership().markPublished(c, under, ids);
+        return marked.isEmpty() ? Map.of() : parts.ownership().markPublished(c, under, marked);
     }
 
     /** What the batch's outcome means for the account: whether it goes on in this round (and after which seq). */

@@ -1,5 +1,6 @@
 package dev.metakit.inbox.inbox;
 
+import dev.metakit.inbox.db.DayPartitions;
 import dev.metakit.inbox.db.Jdbc;
 import dev.metakit.inbox.db.Rows;
 
@@ -35,27 +36,40 @@ public class InboxAdmin {
                and (cast(? as bigint) is null or account_id = ?)
                and (cast(? as text) is null or delivery_key = ?)""";
 
-    /** The rows a day keeps when its partition is dropped: not processed yet (pending, or failed). */
-    public static final String UNFINISHED = "processed_at is null";
+    /**
+     * What a day of the inbox holds when its time is up: pending rows, which the day waits for (the worker processes
+     * them where they are: a backlog is never copied), and failed rows, the dead letters, which move into the leftover
+     * partition when the day is dropped, to wait for an operator.
+     */
+    public static final DayPartitions.Unfinished UNFINISHED = new DayPartitions.Unfinished(
+            "processed_at is null and failed_at is null", "processed_at is null and failed_at is not null");
 
     /**
-     * One bounded batch of the kept partition (the days are dropped whole: DayPartitions); SKIP LOCKED so pruning
-     * never waits on (or blocks) a worker.
+     * One bounded batch of a partition of the rows of dropped days, the kept or the leftover one (the days are dropped
+     * whole: DayPartitions); SKIP LOCKED so pruning never waits on (or blocks) a worker.
      */
-    private static final String PRUNE_BATCH = """
-            delete from webhook_inbox_kept where (delivery_key, signed_at) in (
-                select delivery_key, signed_at from webhook_inbox_kept
-                 where processed_at is not null and failed_at is null and received_at < ?
-                 limit ? for update skip locked)""";
+    private static String pruneBatch(String partition) {
+        return "delete from " + partition + " where (delivery_key, signed_at) in ("
+                + " select delivery_key, signed_at from " + partition
+                + " where processed_at is not null and failed_at is null and received_at < ?"
+                + " limit ? for update skip locked)";
+    }
 
+    /**
+     * The deliveries received, and processed, per minute of the last hour, among those signed in the last day: the
+     * bound on the partition key prunes the scan to today's and yesterday's partitions (as the statement starts), so it
+     * never reads the days retained before them. A delivery is received within the signature's tolerance of its t
+     * (minutes), so none received in the hour is left out; a backlog of older deliveries processed in the hour (after
+     * an outage) is not counted here, the backlog falling says it.
+     */
     private static final String THROUGHPUT = """
             select to_char(m at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI"Z"') as minute,
                    sum(received)::int as received, sum(processed)::int as processed
               from (select date_trunc('minute', received_at) m, 1 received, 0 processed from webhook_inbox
-                     where received_at > now() - interval '1 hour'
+                     where received_at > now() - interval '1 hour' and signed_at > now() - interval '1 day'
                     union all
                     select date_trunc('minute', processed_at), 0, 1 from webhook_inbox
-                     where processed_at > now() - interval '1 hour') x
+                     where processed_at > now() - interval '1 hour' and signed_at > now() - interval '1 day') x
              group by m order by m""";
 
     private static final String RECENT_FAILURES = """
@@ -110,15 +124,25 @@ public class InboxAdmin {
     }
 
     /**
-     * Deletes the kept partition's processed rows received before {@code cutoff}, {@code batchSize} rows per
+     * Deletes the kept and leftover partitions' processed rows received before {@code cutoff}, {@code batchSize} rows per
      * statement until none is left; failed and unprocessed rows are kept. Returns how many rows.
      */
     public long prune(Instant cutoff, int batchSize, Jdbc.Progress progress) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PRUNE_BATCH)) {
-            ps.setTimestamp(1, Timestamp.from(cutoff));
-            ps.setInt(2, batchSize);
-            return Jdbc.deleteInBatches(ps, batchSize, progress);
+        long n = 0;
+        try (Connection c = dataSource.getConnection()) {
+            for (String partition : List.of(DayPartitions.INBOX.kept(), DayPartitions.INBOX.leftover())) {
+                if (!Jdbc.relationExists(c, partition)) {
+                    continue; // the leftover partition is made when a dropped day first leaves a row
+                }
+                long before = n;
+                try (PreparedStatement ps = c.prepareStatement(pruneBatch(partition))) {
+                    ps.setTimestamp(1, Timestamp.from(cutoff));
+                    ps.setInt(2, batchSize);
+                    n += Jdbc.deleteInBatches(ps, batchSize, soFar -> progress.done(before + soFar));
+                }
+            }
         }
+        return n;
     }
 
     /** Received and processed rows per minute over the last hour, for the ops page. */

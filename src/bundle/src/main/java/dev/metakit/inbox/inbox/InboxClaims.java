@@ -128,7 +128,18 @@ public class InboxClaims {
                and i.signed_at = any(array(select signed_at from c))
                and (i.delivery_key, i.signed_at) = any(array(select (delivery_key, signed_at) from c))
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
-                      i.replayed_at is not null, i.trace_parent""";
+                      i.replayed_at is not null, i.trace_parent, i.signed_at""";
+
+    /*
+     * Every statement on rows a boot holds names them by key and signed_at ({@link InboxKey#ROWS}): PostgreSQL joins
+     * them to the inbox one row at a time and looks each up in its own partition (pruned as the statement runs), so a
+     * statement costs one primary key probe per row, whatever the number of days retained; by key alone it probed the
+     * primary key of every partition for every key.
+     */
+    /** The rows of {@link InboxKey#ROWS} as {@code webhook_inbox w}. */
+    private static final String HELD = " from " + InboxKey.ROWS + """
+
+             where w.delivery_key = k.delivery_key and w.signed_at = k.signed_at and w.claim_token = ?""";
 
     private final DataSource dataSource;
     private final Duration deadAfter;
@@ -184,7 +195,8 @@ public class InboxClaims {
                     // wasNull right after the read it is about: a null account_id must not become account 0
                     Long accountId = rs.wasNull() ? null : account;
                     rows.add(new InboxRow(rs.getString(1), rs.getString(2), accountId, body, rs.getInt(6),
-                            rs.getBoolean(7), rs.getString(8)));
+                            rs.getBoolean(7), rs.getString(8),
+                            rs.getObject(9, java.time.OffsetDateTime.class).toInstant()));
                 }
             }
             walkStart = nextWalkStart(start, rows, cap);
@@ -226,13 +238,12 @@ public class InboxClaims {
      * working on rows longer than the lease keeps them; one stuck stops renewing and its rows are claimed again once
      * the lease runs out. Returns how many leases were extended.
      */
-    public int renew(Claimant owner, Collection<String> keys, Duration lease) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set claimed_until = now() + ?::interval
-                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
+    public int renew(Claimant owner, Collection<InboxKey> keys, Duration lease) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "update webhook_inbox w set claimed_until = now() + ?::interval" + HELD + " and w.processed_at is null")) {
             ps.setString(1, Jdbc.interval(lease));
-            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
-            ps.setObject(3, owner.bootToken());
+            int next = InboxKey.bind(c, ps, 2, keys);
+            ps.setObject(next, owner.bootToken());
             return ps.executeUpdate();
         }
     }
@@ -241,12 +252,12 @@ public class InboxClaims {
      * How many of {@code keys} another boot holds now: rows an outcome write of {@code owner} missed were either taken
      * over (held by another) or already settled or given back (an earlier write of this boot whose answer was lost).
      */
-    public int heldByOthers(Claimant owner, Collection<String> keys) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                select count(*) from webhook_inbox
-                 where delivery_key = any(?) and claim_token is not null and claim_token <> ?""")) {
-            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
-            ps.setObject(2, owner.bootToken());
+    public int heldByOthers(Claimant owner, Collection<InboxKey> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "select count(*) from " + InboxKey.ROWS + " join webhook_inbox w on w.delivery_key = k.delivery_key"
+                        + " and w.signed_at = k.signed_at where w.claim_token is not null and w.claim_token <> ?")) {
+            int next = InboxKey.bind(c, ps, 1, keys);
+            ps.setObject(next, owner.bootToken());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);
@@ -254,46 +265,52 @@ public class InboxClaims {
         }
     }
 
+    /** Sets a held row free, due again at once with its attempt back. */
+    private static final String GIVE_BACK = """
+            update webhook_inbox w set claimed_by = null, claim_token = null, claimed_until = null,
+                   attempts = greatest(w.attempts - 1, 0)""";
+
     /**
      * Gives the claims of {@code keys} that {@code owner} still holds back, with their attempt: the rows are due again
      * at once, for anyone (an instance stopping with work it could not finish). Returns how many.
      */
-    public int release(Claimant owner, Collection<String> keys) throws SQLException {
-        return giveBack(owner, "delivery_key = any(?)", keys);
+    public int release(Claimant owner, Collection<InboxKey> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                GIVE_BACK + HELD + " and w.processed_at is null")) {
+            int next = InboxKey.bind(c, ps, 1, keys);
+            ps.setObject(next, owner.bootToken());
+            return ps.executeUpdate();
+        }
     }
 
     /**
      * Gives back, with their attempt, the rows {@code owner} holds other than {@code keep}: those of a claim whose
      * answer never reached it (the connection broke after the commit, as in a failover), which no one works on and
-     * which its heartbeat would otherwise keep for the whole lease. Returns how many.
+     * which its heartbeat would otherwise keep for the whole lease. Returns how many. Found by the claim's token
+     * among the pending rows (it runs after a failed claim only), so {@code keep} is matched by delivery key.
      */
-    public int releaseAllBut(Claimant owner, Collection<String> keep) throws SQLException {
-        return giveBack(owner, "failed_at is null and delivery_key <> all(?)", keep);
-    }
+    public int releaseAllBut(Claimant owner, Collection<InboxKey> keep) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(GIVE_BACK + """
 
-    /**
-     * Gives back, with their attempt, the unprocessed rows {@code owner} holds that {@code which} selects, its one
-     * parameter bound to {@code keys}. Returns how many.
-     */
-    private int giveBack(Claimant owner, String which, Collection<String> keys) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set claimed_by = null, claim_token = null, claimed_until = null,
-                       attempts = greatest(attempts - 1, 0)
-                 where claim_token = ? and processed_at is null and\s""" + which)) {
+                 where w.claim_token = ? and w.processed_at is null and w.failed_at is null
+                   and w.delivery_key <> all(?)""")) {
             ps.setObject(1, owner.bootToken());
-            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+            ps.setArray(2, c.createArrayOf("text", keep.stream().map(InboxKey::deliveryKey).toArray()));
             return ps.executeUpdate();
         }
     }
 
+    /** Settles a held row processed. */
+    private static final String PROCESSED = """
+            update webhook_inbox w set processed_at = now(), claimed_by = null, claim_token = null,
+                   claimed_until = null, last_error = null""";
+
     /** Applied (rows that need no reconcile, or whose reconcile committed): the rows {@code owner} still holds. */
-    public int markProcessed(Claimant owner, Collection<String> keys) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set processed_at = now(), claimed_by = null, claim_token = null,
-                       claimed_until = null, last_error = null
-                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
-            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
-            ps.setObject(2, owner.bootToken());
+    public int markProcessed(Claimant owner, Collection<InboxKey> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                PROCESSED + HELD + " and w.processed_at is null")) {
+            int next = InboxKey.bind(c, ps, 1, keys);
+            ps.setObject(next, owner.bootToken());
             return ps.executeUpdate();
         }
     }
@@ -303,19 +320,17 @@ public class InboxClaims {
      * claim, goes with it (one set since, by another instance's failure, stays). Only the rows {@code owner} still
      * holds; if it holds none, the backoff is not touched either.
      */
-    public int markProcessed(Claimant owner, long accountId, Collection<String> keys) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                with done as (
-                    update webhook_inbox set processed_at = now(), claimed_by = null, claim_token = null,
-                           claimed_until = null, last_error = null
-                     where delivery_key = any(?) and claim_token = ? and processed_at is null
+    public int markProcessed(Claimant owner, long accountId, Collection<InboxKey> keys) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("with done as ("
+                + PROCESSED + HELD + """
+                 and w.processed_at is null
                     returning 1),
                 over as (delete from inbox_account_backoff where account_id = ? and retry_at <= now()
                             and exists (select 1 from done))
                 select count(*) from done""")) {
-            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
-            ps.setObject(2, owner.bootToken());
-            ps.setLong(3, accountId);
+            int next = InboxKey.bind(c, ps, 1, keys);
+            ps.setObject(next, owner.bootToken());
+            ps.setLong(next + 1, accountId);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);
@@ -342,21 +357,24 @@ public class InboxClaims {
      * and any it failed meanwhile): a boot whose work was taken over leaves the account to the one that took it.
      * Then {@link Backoff#retryAt()} is null and nothing is written.
      */
-    public Backoff backOff(Claimant owner, long accountId, Collection<String> workKeys, Collection<String> keys,
+    public Backoff backOff(Claimant owner, long accountId, Collection<InboxKey> workKeys, Collection<InboxKey> keys,
                            String error, Duration delay, boolean countAttempt) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 with b as (
                     insert into inbox_account_backoff as b (account_id, retry_at, failures, last_error)
                     select ?, now() + ?::interval, ?, ?
-                     where exists (select 1 from webhook_inbox where delivery_key = any(?) and claim_token = ?)
+                     where exists (select 1 from webhook_inbox w, """ + InboxKey.ROWS + """
+
+                                    where w.delivery_key = k.delivery_key and w.signed_at = k.signed_at
+                                      and w.claim_token = ?)
                     on conflict (account_id) do update set retry_at = greatest(b.retry_at, excluded.retry_at),
                            failures = b.failures + excluded.failures, last_error = excluded.last_error
                     returning retry_at, failures),
                 claimed as (
                     update webhook_inbox w set claimed_by = null, claim_token = null, claimed_until = null,
-                           last_error = ?, attempts = greatest(w.attempts - ?, 0)
-                     where w.delivery_key = any(?) and w.claim_token = ? and w.processed_at is null
-                       and exists (select 1 from b)
+                           last_error = ?, attempts = greatest(w.attempts - ?, 0)""" + HELD + """
+
+                       and w.processed_at is null and exists (select 1 from b)
                     returning 1)
                 select (select retry_at from b), (select count(*) from claimed), (select failures from b)""")) {
             String lastError = truncate(error);
@@ -364,12 +382,12 @@ public class InboxClaims {
             ps.setString(2, Jdbc.interval(delay));
             ps.setInt(3, countAttempt ? 1 : 0);
             ps.setString(4, lastError);
-            ps.setArray(5, c.createArrayOf("text", workKeys.toArray()));
-            ps.setObject(6, owner.bootToken());
-            ps.setString(7, lastError);
-            ps.setInt(8, countAttempt ? 0 : 1);
-            ps.setArray(9, c.createArrayOf("text", keys.toArray()));
-            ps.setObject(10, owner.bootToken());
+            int next = InboxKey.bind(c, ps, 5, workKeys);
+            ps.setObject(next, owner.bootToken());
+            ps.setString(next + 1, lastError);
+            ps.setInt(next + 2, countAttempt ? 0 : 1);
+            next = InboxKey.bind(c, ps, next + 3, keys);
+            ps.setObject(next, owner.bootToken());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 Timestamp retryAt = rs.getTimestamp(1);
@@ -379,14 +397,13 @@ public class InboxClaims {
     }
 
     /** Failed with {@code error} (attempts spent, or a row no retry can fix): the rows {@code owner} still holds. */
-    public int markFailed(Claimant owner, Collection<String> keys, String error) throws SQLException {
+    public int markFailed(Claimant owner, Collection<InboxKey> keys, String error) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                update webhook_inbox set failed_at = now(), claimed_by = null, claim_token = null,
-                       claimed_until = null, last_error = ?
-                 where delivery_key = any(?) and claim_token = ? and processed_at is null""")) {
+                update webhook_inbox w set failed_at = now(), claimed_by = null, claim_token = null,
+                       claimed_until = null, last_error = ?""" + HELD + " and w.processed_at is null")) {
             ps.setString(1, truncate(error));
-            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
-            ps.setObject(3, owner.bootToken());
+            int next = InboxKey.bind(c, ps, 2, keys);
+            ps.setObject(next, owner.bootToken());
             return ps.executeUpdate();
         }
     }

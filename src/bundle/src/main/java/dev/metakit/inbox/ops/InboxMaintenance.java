@@ -84,14 +84,15 @@ public class InboxMaintenance {
     }
 
     /**
-     * Drops the days of deliveries signed before {@code cutoff} (their unprocessed rows kept), then deletes the kept
-     * partition's processed rows received before it, {@code batchSize} rows per statement until none is left; failed
+     * Drops the days of deliveries signed before {@code cutoff} (their failed rows moved, a day with pending rows left
+     * until they are processed), then deletes the kept and leftover partitions' processed rows received before it, {@code batchSize} rows per statement until none is left; failed
      * and unprocessed rows are kept. Returns how many rows of the kept partition were deleted.
      */
     public long prune(Instant cutoff, int batchSize) throws SQLException {
         DayPartitions.Retired days = DayPartitions.INBOX.retire(dataSource, cutoff, InboxAdmin.UNFINISHED);
         if (!days.dropped().isEmpty()) {
-            LOG.info("Pruned the days {} ({} unprocessed rows kept)", days.dropped(), days.rowsKept());
+            LOG.info("Pruned the days {} ({} failed rows moved into {})", days.dropped(), days.rowsMoved(),
+                    DayPartitions.INBOX.leftover());
         }
         return inbox.prune(cutoff, batchSize, soFar -> { });
     }

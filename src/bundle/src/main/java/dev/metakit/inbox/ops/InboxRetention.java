@@ -13,8 +13,9 @@ import java.time.Instant;
 
 /**
  * The inbox's retention, called by {@code routes/retention.camel.yaml}: the days of deliveries signed more than
- * {@code METAKIT_RETENTION} ago are dropped, their rows not yet processed (pending or failed) moved into
- * {@code webhook_inbox_kept}, whose processed rows received before then are deleted. The retention is also the dedupe
+ * {@code METAKIT_RETENTION} ago are dropped, their failed rows moved into {@code webhook_inbox_leftover} (a day with
+ * pending rows waits until they are processed); the processed rows of {@code webhook_inbox_kept} and
+ * {@code webhook_inbox_leftover} received before then are deleted. The retention is also the dedupe
  * window (a MetaKit retry of a pruned delivery would be stored and worked again), so less than a day is refused at
  * startup. Failed rows are never pruned: they wait for an operator.
  */
@@ -37,7 +38,7 @@ public class InboxRetention extends RetentionJob {
     }
 
     @Override
-    protected String unfinished() {
+    protected DayPartitions.Unfinished unfinished() {
         return InboxAdmin.UNFINISHED;
     }
 

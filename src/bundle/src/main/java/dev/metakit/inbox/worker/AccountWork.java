@@ -1,5 +1,6 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.reconcile.AccountReconcile;
 import dev.metakit.inbox.reconcile.Hint;
@@ -11,8 +12,8 @@ import java.util.TreeSet;
 /** The claimed trade-event rows of one account: they ring for one reconcile, whatever their number. */
 public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints) {
 
-    public List<String> keys() {
-        return rows.stream().map(InboxRow::key).toList();
+    public List<InboxKey> keys() {
+        return rows.stream().map(InboxRow::inboxKey).toList();
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.metakit.MalformedPayloadException;
 import dev.metakit.inbox.metakit.MetaKitJson;
@@ -38,7 +39,7 @@ final class ClaimPolicy {
      * A claim's rows sorted: the accounts they name (trade events or not), the rows needing no reconcile, the dead
      * letters, and the work of each account with trade events, in the order the claim returned them.
      */
-    record Sorted(Set<Long> accountsSeen, List<String> noReconcile, List<DeadLetter> deadLetters,
+    record Sorted(Set<Long> accountsSeen, List<InboxKey> noReconcile, List<DeadLetter> deadLetters,
                   List<AccountWork> work) {
     }
 
@@ -92,7 +93,7 @@ final class ClaimPolicy {
      * check): the rows are due again at once, with their attempt back. Tried again at the next call if the database
      * still does not answer.
      */
-    void giveBackWhatAFailedClaimTook(Collection<String> keysInHand) {
+    void giveBackWhatAFailedClaimTook(Collection<InboxKey> keysInHand) {
         if (!claimInDoubt) {
             return;
         }
@@ -113,7 +114,7 @@ final class ClaimPolicy {
     Sorted sort(List<InboxRow> rows) {
         Map<Long, List<InboxRow>> tradeRows = new LinkedHashMap<>();
         Map<Long, List<WebhookEvent>> tradeEvents = new LinkedHashMap<>();
-        List<String> noReconcile = new ArrayList<>();
+        List<InboxKey> noReconcile = new ArrayList<>();
         List<DeadLetter> deadLetters = new ArrayList<>();
         Set<Long> accountsSeen = new LinkedHashSet<>();
         for (InboxRow row : rows) {
@@ -130,7 +131,7 @@ final class ClaimPolicy {
                 accountsSeen.add(account);
             }
             if (!trade.isTrade(name)) {
-                noReconcile.add(row.key());
+                noReconcile.add(row.inboxKey());
             } else if (account == null) {
                 deadLetters.add(new DeadLetter(row, PoisonReason.NO_ACCOUNT, PoisonReason.NO_ACCOUNT_MESSAGE));
             } else {

@@ -7,6 +7,7 @@ import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.Heartbeat;
 import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.reconcile.AccountReconciler;
@@ -126,7 +127,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
     private void giveBackUnfinished() {
         try {
             // work cut short by the stop: given back with its attempt, due again at once
-            List<String> unfinished = workInHand.keys();
+            List<InboxKey> unfinished = workInHand.keys();
             if (!unfinished.isEmpty()) {
                 LOG.info("Worker stops: gave back {} inbox rows it had not finished", claims.release(self, unfinished));
             }

@@ -2,6 +2,7 @@ package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.metakit.MalformedPayloadException;
 import dev.metakit.inbox.metakit.MetaKitApiException;
@@ -40,7 +41,7 @@ final class Outcomes {
     }
 
     /** Rows that need no reconcile (not trade events): applied as they are. */
-    Outcome noReconcile(List<String> keys) {
+    Outcome noReconcile(List<InboxKey> keys) {
         return new Outcome(null, keys.size() + " rows needing no reconcile", List.of(() -> {
             int n = claims.markProcessed(self, keys);
             counters.addProcessed(n);
@@ -82,7 +83,7 @@ final class Outcomes {
         // the account's delay follows its longest-tried row still going (a Retry-After overrides it)
         int attempts = again.stream().mapToInt(InboxRow::attempts).max().orElse(work.attempts());
         Duration delay = retryPolicy.delay(attempts, cause);
-        List<String> againKeys = again.stream().map(InboxRow::key).toList();
+        List<InboxKey> againKeys = again.stream().map(InboxRow::inboxKey).toList();
         List<Outcome.Step> steps = new ArrayList<>();
         // the backoff first: its check that this boot still holds the work sees the spent rows too
         steps.add(() -> {
@@ -97,18 +98,18 @@ final class Outcomes {
             }
         });
         if (!spent.isEmpty()) {
-            List<String> spentKeys = spent.stream().map(InboxRow::key).toList();
+            List<InboxKey> spentKeys = spent.stream().map(InboxRow::inboxKey).toList();
             steps.add(() -> {
                 int n = claims.markFailed(self, spentKeys, error);
                 counters.addFailed(n);
                 counters.fencedIfShort(self, spentKeys, n, about, claims);
                 // one line for the account, not one per row: a long outage fails thousands of rows at once
                 if (spent.size() == 1) {
-                    LOG.warn("Inbox row {} failed after {} attempts ({}): {}", spentKeys.get(0),
+                    LOG.warn("Inbox row {} failed after {} attempts ({}): {}", spent.get(0).key(),
                             spent.get(0).attempts(), about, error);
                 } else {
                     LOG.warn("{} inbox rows failed after {} attempts or more ({}): {}; keys {}", spent.size(),
-                            retryPolicy.maxAttempts(), about, error, someOf(spentKeys));
+                            retryPolicy.maxAttempts(), about, error, someOf(spent));
                 }
             });
         }
@@ -116,7 +117,8 @@ final class Outcomes {
     }
 
     /** The first few keys, and how many more: every failed row keeps {@code failed_at} and {@code last_error}. */
-    private static String someOf(List<String> keys) {
+    private static String someOf(List<InboxRow> rows) {
+        List<String> keys = rows.stream().map(InboxRow::key).toList();
         int shown = Math.min(3, keys.size());
         String first = String.join(", ", keys.subList(0, shown));
         return keys.size() > shown ? first + " and " + (keys.size() - shown) + " more" : first;
@@ -127,10 +129,10 @@ final class Outcomes {
         String error = "unusable body, not retried (" + reason.label() + "): " + message;
         String about = row.accountId() == null ? "no account" : "account " + row.accountId();
         return new Outcome(null, "row " + row.key(), List.of(() -> {
-            int n = claims.markFailed(self, List.of(row.key()), error);
+            int n = claims.markFailed(self, List.of(row.inboxKey()), error);
             counters.addFailed(n);
             counters.addDeadLettered(reason, n);
-            counters.fencedIfShort(self, List.of(row.key()), n, about, claims);
+            counters.fencedIfShort(self, List.of(row.inboxKey()), n, about, claims);
             if (n > 0) {
                 try (LogContext delivery = LogContext.ofDelivery(row.key(), row.accountId(), row.traceParent())) {
                     LOG.warn("Inbox row {} dead-lettered at attempt {} ({}): {}", row.key(), row.attempts(), about,

@@ -1,5 +1,7 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.InboxKey;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,13 +57,13 @@ final class WorkInHand {
     }
 
     /** The rows whose lease is still to be renewed at {@code now}: those of work not near its limit. */
-    List<String> keysToRenew(long now) {
+    List<InboxKey> keysToRenew(long now) {
         return working.values().stream().filter(h -> h.lastRenewal() - now > 0)
                 .flatMap(h -> h.work().keys().stream()).toList();
     }
 
     /** Every row of the work in hand. */
-    List<String> keys() {
+    List<InboxKey> keys() {
         return working.values().stream().flatMap(h -> h.work().keys().stream()).toList();
     }
 }

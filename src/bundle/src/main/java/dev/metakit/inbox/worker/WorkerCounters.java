@@ -2,6 +2,7 @@ package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +43,7 @@ final class WorkerCounters {
      * settled or given back meanwhile (an earlier write of this boot whose answer was lost, as in a failover; or an
      * instance that took them over and finished them): said at INFO, as nothing is wrong now.
      */
-    void fencedIfShort(Claimant self, Collection<String> keys, int written, String about, InboxClaims claims) {
+    void fencedIfShort(Claimant self, Collection<InboxKey> keys, int written, String about, InboxClaims claims) {
         int missed = keys.size() - written;
         if (missed <= 0) {
             return;

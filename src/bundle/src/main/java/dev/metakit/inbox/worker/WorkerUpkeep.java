@@ -2,6 +2,7 @@ package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -133,7 +134,7 @@ final class WorkerUpkeep {
         if (outcomes.closed()) {
             return; // the stop gave the work in hand back
         }
-        List<String> keys = workInHand.keysToRenew(System.nanoTime());
+        List<InboxKey> keys = workInHand.keysToRenew(System.nanoTime());
         if (keys.isEmpty()) {
             return;
         }

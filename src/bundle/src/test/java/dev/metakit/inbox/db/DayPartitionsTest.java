@@ -2,6 +2,7 @@ package dev.metakit.inbox.db;
 
 import dev.metakit.inbox.feed.FeedRetention;
 import dev.metakit.inbox.inbox.Claimant;
+import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxIntake;
 import dev.metakit.inbox.inbox.InboxRow;
@@ -33,16 +34,19 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static dev.metakit.inbox.support.TestDatabase.exec;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static dev.metakit.inbox.support.TestDatabase.strings;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The inbox and the feed partitioned by day: the days made ahead, a day past its retention dropped with its unfinished
- * rows kept (and still found by the claims, requeue and the dedupe), and an insert with no partition for its time
+ * The inbox and the feed partitioned by day: the days made ahead, a day past its retention kept while it has rows to
+ * work, then dropped with its dead letters moved (and still found by the claims, requeue and the dedupe), an ingest
+ * never waiting behind the drop longer than its lock timeout, and an insert with no partition for its time
  * failing loudly. Each test has a database of its own: retention here runs on clocks days ahead, dropping days.
  */
 class DayPartitionsTest {
@@ -90,34 +94,114 @@ class DayPartitionsTest {
     }
 
     @Test
-    void aDayPastItsRetentionIsDroppedAndItsPendingAndFailedRowsAreKeptClaimableRequeueableAndDeduped()
+    void aDayWithPendingRowsWaitsForThemThenIsDroppedWithItsFailedRowsMovedClaimableRequeueableAndDeduped()
             throws Exception {
         Instant signed = day.atTime(10, 0).toInstant(ZoneOffset.UTC);
         store("done", signed);
-        store("pending", signed);
         store("failed", signed);
         exec(db, "update webhook_inbox set processed_at = now() where delivery_key = 'done'");
         exec(db, "update webhook_inbox set failed_at = now(), last_error = 'boom' where delivery_key = 'failed'");
+        // a backlog: an API outage's pending rows, which the day keeps until they are processed
+        exec(db, "insert into webhook_inbox (delivery_key, account_id, body, signed_at) select 'pending-' || g, g % 50,"
+                + " '{}', '" + signed + "' from generate_series(1, 5000) g");
         String partition = DayPartitions.INBOX.name(day);
         assertThat(strings(db, "select tableoid::regclass::text from webhook_inbox")).containsOnly(partition);
+        Instant timeUp = day.plusDays(8).atTime(0, 1).toInstant(ZoneOffset.UTC);
+        Instant cutoff = timeUp.minus(7, ChronoUnit.DAYS);
 
-        long pruned = retention(day.plusDays(8).atTime(0, 1).toInstant(ZoneOffset.UTC)).prune();
+        DayPartitions.Retired waiting = DayPartitions.INBOX.retire(db, cutoff, InboxAdmin.UNFINISHED);
+        assertThat(waiting.dropped()).as("today's, empty: nothing holds it").doesNotContain(partition);
+        assertThat(waiting.waiting()).isEqualTo(partition);
+        assertThat(scalar(db, "select count(*) from " + partition)).as("nothing moved, nothing dropped")
+                .isEqualTo(5002);
+        assertThat(retention(timeUp).prune()).isZero();
+        assertThat(strings(db, "select tablename from pg_tables where schemaname = 'metakit'")).contains(partition);
 
-        assertThat(pruned).as("nothing of the kept partition was processed and old").isZero();
+        exec(db, "update webhook_inbox set processed_at = now() where delivery_key like 'pending-%'");
+        DayPartitions.Retired retired = DayPartitions.INBOX.retire(db, cutoff, InboxAdmin.UNFINISHED);
+
+        assertThat(retired.dropped()).containsExactly(partition);
+        assertThat(retired.rowsMoved()).as("the dead letter only").isOne();
         assertThat(strings(db, "select tablename from pg_tables where schemaname = 'metakit'"))
                 .doesNotContain(partition);
-        assertThat(strings(db, "select delivery_key from webhook_inbox_kept"))
-                .containsExactlyInAnyOrder("pending", "failed");
+        assertThat(strings(db, "select delivery_key from webhook_inbox_leftover")).containsExactly("failed");
+        assertThat(strings(db, "select delivery_key from webhook_inbox_kept")).isEmpty();
         assertThat(retention(day.plusDays(8).atTime(0, 2).toInstant(ZoneOffset.UTC)).prune()).as("done once").isZero();
-        // a retry of a kept delivery is a duplicate: its signed_at leads it to the kept partition
+        // a retry of a moved delivery is a duplicate: its signed_at leads it to the leftover partition
         try (Connection c = db.getConnection()) {
-            assertThat(insert(c, "pending", signed)).isEmpty();
+            assertThat(insert(c, "failed", signed)).isEmpty();
             assertThat(insert(c, "done", signed)).as("a processed row of a dropped day is gone").contains("done");
         }
         assertThat(new InboxMaintenance(db).requeueFailedRow("failed")).isOne();
         new InstanceLiveness(db, WORKER, Duration.ofSeconds(30)).beat();
         List<InboxRow> claimed = new InboxClaims(db).claim(WORKER, 10, Duration.ofSeconds(30));
-        assertThat(claimed).extracting(InboxRow::key).contains("pending", "failed");
+        assertThat(claimed).extracting(InboxRow::key).contains("failed", "done");
+    }
+
+    @Test
+    void theLeftoverPartitionGrowsOverTheNextDayThatLeavesADeadLetterAndADayWithoutOneIsJustDropped()
+            throws Exception {
+        Instant first = day.atTime(1, 0).toInstant(ZoneOffset.UTC);
+        Instant second = first.plus(1, ChronoUnit.DAYS);
+        Instant third = first.plus(2, ChronoUnit.DAYS);
+        store("failed-1", first);
+        store("done-2", second);
+        store("failed-3", third);
+        exec(db, "update webhook_inbox set failed_at = now() where delivery_key like 'failed-%'");
+        exec(db, "update webhook_inbox set processed_at = now() where delivery_key = 'done-2'");
+
+        DayPartitions.Retired retired = DayPartitions.INBOX.retire(db,
+                day.plusDays(3).atStartOfDay().toInstant(ZoneOffset.UTC), InboxAdmin.UNFINISHED);
+
+        assertThat(retired.dropped()).contains(DayPartitions.INBOX.name(day),
+                DayPartitions.INBOX.name(day.plusDays(1)), DayPartitions.INBOX.name(day.plusDays(2)));
+        assertThat(retired.rowsMoved()).isEqualTo(2);
+        assertThat(strings(db, "select delivery_key from webhook_inbox_leftover"))
+                .containsExactlyInAnyOrder("failed-1", "failed-3");
+        try (Connection c = db.getConnection()) {
+            DayPartitions.Partition leftover = DayPartitions.INBOX.partitions(c).stream()
+                    .filter(p -> p.name().equals("webhook_inbox_leftover")).findFirst().orElseThrow();
+            assertThat(leftover.from()).isEqualTo(day.atStartOfDay().toInstant(ZoneOffset.UTC));
+            assertThat(leftover.to()).isEqualTo(day.plusDays(3).atStartOfDay().toInstant(ZoneOffset.UTC));
+            assertThat(insert(c, "failed-3", third)).as("still a duplicate").isEmpty();
+        }
+    }
+
+    @Test
+    void anIngestWaitingBehindTheDropWaitsNoLongerThanItsLockTimeout() throws Exception {
+        Instant signed = day.atTime(10, 0).toInstant(ZoneOffset.UTC);
+        store("done", signed);
+        exec(db, "update webhook_inbox set processed_at = now()");
+        Instant timeUp = day.plusDays(2).atTime(0, 1).toInstant(ZoneOffset.UTC);
+        Instant later = day.plusDays(3).atTime(10, 0).toInstant(ZoneOffset.UTC);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        // a long transaction on the table: the drop cannot have its lock while it runs
+        try (Connection longTx = db.getConnection()) {
+            longTx.setAutoCommit(false);
+            // in a day whose time is not up: its pending row does not hold the day retired here
+            assertThat(insert(longTx, "long", later)).containsExactly("long");
+            Future<DayPartitions.Retired> retire = threads.submit(
+                    () -> DayPartitions.INBOX.retire(db, timeUp, InboxAdmin.UNFINISHED));
+            await().atMost(Duration.ofSeconds(30)).until(() -> scalar(db, "select count(*) from pg_locks"
+                    + " where not granted and mode = 'AccessExclusiveLock'"
+                    + " and database = (select oid from pg_database where datname = current_database())") > 0);
+            // an ingest now queues behind the drop's lock request
+            Future<Set<String>> ingest = threads.submit(() -> {
+                try (Connection c = db.getConnection()) {
+                    return insert(c, "queued", later);
+                }
+            });
+            assertThat(ingest.get(30, TimeUnit.SECONDS)).as("stored while the long transaction still runs: the drop"
+                    + " gave up its lock request").containsExactly("queued");
+            assertThat(retire.get(30, TimeUnit.SECONDS).lockBusy()).isTrue();
+            assertThat(strings(db, "select tablename from pg_tables where schemaname = 'metakit'"))
+                    .contains(DayPartitions.INBOX.name(day));
+            longTx.commit();
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(DayPartitions.INBOX.retire(db, timeUp, InboxAdmin.UNFINISHED).dropped())
+                .as("the next run drops it").contains(DayPartitions.INBOX.name(day));
     }
 
     @Test
@@ -131,16 +215,20 @@ class DayPartitionsTest {
     }
 
     @Test
-    void aFeedDayKeepsItsUnpublishedChangesInProcessAndNoneWhenDebeziumPublishes() throws Exception {
+    void aFeedDayWaitsForItsUnpublishedChangesInProcessAndNotWhenDebeziumPublishes() throws Exception {
         // the feed's days start the day after the newest change at the migration: tomorrow
         Instant reconciled = day.atTime(12, 0).toInstant(ZoneOffset.UTC);
         change(1, reconciled, true);
         change(2, reconciled, false);
+        String partition = DayPartitions.FEED.name(day);
         FeedRetention inProcess = feedRetention(day.plusDays(9).atStartOfDay().toInstant(ZoneOffset.UTC), "in-process");
         inProcess.prune();
-        assertThat(strings(db, "select seq::text from position_changes_kept")).containsExactly("2");
+        assertThat(strings(db, "select tablename from pg_tables where schemaname = 'metakit'")).contains(partition);
+        assertThat(strings(db, "select seq::text from " + partition)).containsExactlyInAnyOrder("1", "2");
+        exec(db, "update position_changes set published_at = now()");
+        inProcess.prune();
         assertThat(strings(db, "select tablename from pg_tables where schemaname = 'metakit'"))
-                .doesNotContain(DayPartitions.FEED.name(day));
+                .doesNotContain(partition);
 
         // Debezium read every change from the WAL: retention drops a day whole, and prunes the kept ones too
         Instant next = reconciled.plus(3, ChronoUnit.DAYS);

@@ -69,9 +69,12 @@ class FeedOwnershipTest {
 
     @Test
     void aStaleOwnersAccountIsTakenWithTheNextEpochAndTheStaleOwnersMarkIsRefused() throws Exception {
-        long change1 = insertChange(7, 1);
-        long change2 = insertChange(7, 2);
+        insertChange(7, 1);
+        insertChange(7, 2);
         try (Connection c = db.getConnection()) {
+            List<FeedChange> changes = ChangeStore.unpublished(c, 7, 10);
+            FeedChange change1 = changes.get(0);
+            FeedChange change2 = changes.get(1);
             FeedOwnership.Lease old = ownerA.take(c, 7);
             assertThat(ownerA.markPublished(c, old, List.of(change1))).isEqualTo(1);
 

@@ -80,16 +80,17 @@ class InboxClaimsTest {
         InboxClaims queue = new InboxClaims(TestDatabase.dataSource());
         assertThat(queue.claim(A, 10, Duration.ofMillis(300))).hasSize(2);
 
-        assertThat(queue.renew(A, List.of("k1"), Duration.ofMinutes(1))).isEqualTo(1);
-        assertThat(queue.renew(B, List.of("k2"), Duration.ofMinutes(1))).as("not b's to renew").isZero();
+        assertThat(queue.renew(A, StoredKeys.of("k1"), Duration.ofMinutes(1))).isEqualTo(1);
+        assertThat(queue.renew(B, StoredKeys.of("k2"), Duration.ofMinutes(1))).as("not b's to renew").isZero();
 
         // k2's lease runs out and another instance takes it; k1's was renewed and stays with its owner
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
                 TestDatabase.scalar("select count(*) from webhook_inbox where claimed_until < now()") == 1);
         assertThat(queue.claim(B, 10, Duration.ofMinutes(1))).extracting(InboxRow::key).containsExactly("k2");
-        assertThat(queue.renew(A, List.of("k1", "k2"), Duration.ofMinutes(1)))
+        assertThat(queue.renew(A, StoredKeys.of("k1", "k2"), Duration.ofMinutes(1)))
                 .as("a's lease on k2 ended when b claimed it").isEqualTo(1);
-        queue.markProcessed(A, List.of("k1"));
-        assertThat(queue.renew(A, List.of("k1"), Duration.ofMinutes(1))).as("processed rows hold no lease").isZero();
+        queue.markProcessed(A, StoredKeys.of("k1"));
+        assertThat(queue.renew(A, StoredKeys.of("k1"), Duration.ofMinutes(1))).as("processed rows hold no lease")
+                .isZero();
     }
 }

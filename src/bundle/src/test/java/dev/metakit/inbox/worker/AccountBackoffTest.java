@@ -1,5 +1,7 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.StoredKeys;
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxRow;
@@ -72,7 +74,7 @@ class AccountBackoffTest {
             fixedBackoff(w, 60_000);
         });
         AccountWork work = single(worker.claim());
-        assertThat(work.keys()).containsExactlyInAnyOrder("a1-0", "a1-1", "a1-2");
+        assertThat(work.keys()).extracting(InboxKey::deliveryKey).containsExactlyInAnyOrder("a1-0", "a1-1", "a1-2");
         insert("a1-late", 1, 0);
         String untouched = "select string_agg(delivery_key || '@' || xmin, ',' order by delivery_key)"
                 + " from webhook_inbox where delivery_key in ('a1-3', 'a1-4', 'a1-late', 'a2-0')";
@@ -220,7 +222,8 @@ class AccountBackoffTest {
         TestDatabase.exec("update webhook_inbox set claimed_by = 'other', claim_token = '" + other.bootToken()
                 + "', claimed_until = now() + interval '1 minute' where delivery_key = 'a1-1'");
         InboxClaims.Backoff shorter = new InboxClaims(TestDatabase.dataSource())
-                .backOff(other, 1, List.of("a1-1"), List.of("a1-1"), "another failure", Duration.ofMillis(100), true);
+                .backOff(other, 1, StoredKeys.of("a1-1"), StoredKeys.of("a1-1"), "another failure",
+                        Duration.ofMillis(100), true);
         assertThat(shorter.retryAt()).isAfter(Instant.now().plusSeconds(25));
         assertThat(shorter.claimedRows()).isEqualTo(1);
         assertThat(shorter.failures()).as("the account's second failure in a row").isEqualTo(2);
@@ -238,7 +241,7 @@ class AccountBackoffTest {
         assertThat(worker.claim()).isEmpty();
 
         worker.completed(working);
-        assertThat(worker.claim()).extracting(AccountWork::keys).containsExactly(List.of("a1-1"));
+        assertThat(worker.claim()).extracting(ClaimedRows::deliveryKeys).containsExactly(List.of("a1-1"));
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.support.TestDatabase;
@@ -48,5 +49,10 @@ final class ClaimedRows {
     /** Every due row, claimed by {@code boot} under {@code lease}. */
     static List<InboxRow> claimAll(Claimant boot, Duration lease) throws SQLException {
         return CLAIMS.claim(boot, 1000, 10_000, lease);
+    }
+
+    /** The delivery keys of an account's work, as the tests name the rows. */
+    static List<String> deliveryKeys(AccountWork work) {
+        return work.keys().stream().map(InboxKey::deliveryKey).toList();
     }
 }

@@ -1,5 +1,7 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.InboxRow;
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InstanceLiveness;
@@ -65,7 +67,7 @@ class InstanceLivenessTest {
         System.out.printf("FAULT restart-takeover (in-JVM): earlier boot's 2 rows claimed %d ms after the restart's"
                 + " first claim began%n", took.toMillis());
 
-        assertThat(taken).flatExtracting(AccountWork::keys).containsExactlyInAnyOrder("r-1", "r-2");
+        assertThat(taken).flatExtracting(ClaimedRows::deliveryKeys).containsExactlyInAnyOrder("r-1", "r-2");
         assertThat(scalar("select count(*) from webhook_inbox where attempts = 2 and claim_token = '"
                 + restart.claimant().bootToken() + "'")).isEqualTo(2);
         assertThat(scalar("select count(*) from inbox_instances where boot_token = '" + earlier + "'")).isZero();
@@ -83,7 +85,7 @@ class InstanceLivenessTest {
         List<String> taken = new ArrayList<>();
         // the survivor's poll: a claim every second (the default poll interval)
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofSeconds(1)).until(() -> {
-            survivor.claim().forEach(w -> taken.addAll(w.keys()));
+            survivor.claim().forEach(w -> w.keys().forEach(k -> taken.add(k.deliveryKey())));
             return taken.size() == 3;
         });
         Duration took = Duration.ofNanos(System.nanoTime() - diedAt);
@@ -106,7 +108,7 @@ class InstanceLivenessTest {
                 + paused.claimant().bootToken() + "'");
         InboxWorker survivor = worker("node-q", w -> { });
         List<AccountWork> takenOver = survivor.claim();
-        assertThat(takenOver).flatExtracting(AccountWork::keys).containsExactlyInAnyOrder("p-1", "p-2", "p-3");
+        assertThat(takenOver).flatExtracting(ClaimedRows::deliveryKeys).containsExactlyInAnyOrder("p-1", "p-2", "p-3");
 
         // the paused boot resumes: it renews, completes account 1, fails account 2
         paused.renewLeases();
@@ -156,9 +158,10 @@ class InstanceLivenessTest {
         assertThat(queue.claim(b, 10, Duration.ofMinutes(2))).as("a beats: its claim holds").isEmpty();
         exec("update inbox_instances set heartbeat_at = now() - interval '10 seconds' where boot_token = '"
                 + a.bootToken() + "'");
-        assertThat(queue.claim(b, 10, Duration.ofMinutes(2))).as("a stopped beating").hasSize(1);
+        List<InboxRow> taken = queue.claim(b, 10, Duration.ofMinutes(2));
+        assertThat(taken).as("a stopped beating").hasSize(1);
 
-        List<String> key = List.of("q-1");
+        List<InboxKey> key = taken.stream().map(InboxRow::inboxKey).toList();
         assertThat(queue.renew(a, key, Duration.ofMinutes(2))).isZero();
         assertThat(queue.markProcessed(a, key)).isZero();
         assertThat(queue.markProcessed(a, 1, key)).isZero();

@@ -68,7 +68,7 @@ class LostClaimAnswerTest {
 
         List<AccountWork> work = worker.claim();
 
-        assertThat(work).flatExtracting(AccountWork::keys).containsExactlyInAnyOrder("f-1", "f-2", "f-3");
+        assertThat(work).flatExtracting(ClaimedRows::deliveryKeys).containsExactlyInAnyOrder("f-1", "f-2", "f-3");
         assertThat(work).flatExtracting(AccountWork::rows).extracting(r -> r.attempts())
                 .as("the lost claim's attempt was given back").containsOnly(1);
         work.forEach(worker::completed);
@@ -85,7 +85,7 @@ class LostClaimAnswerTest {
         loseTheNextAnswerOf.set(CLAIM);
         assertThat(worker.claim()).isEmpty();
 
-        assertThat(worker.claim()).flatExtracting(AccountWork::keys).containsExactly("h-2");
+        assertThat(worker.claim()).flatExtracting(ClaimedRows::deliveryKeys).containsExactly("h-2");
         inHand.forEach(worker::completed);
         assertThat(scalar("select count(*) from webhook_inbox where delivery_key = 'h-1' and processed_at is not null"
                 + " and attempts = 1")).as("the work in hand kept its claim").isEqualTo(1);

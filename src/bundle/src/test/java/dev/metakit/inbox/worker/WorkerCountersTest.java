@@ -1,5 +1,6 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.StoredKeys;
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.TestDatabase;
@@ -37,12 +38,12 @@ class WorkerCountersTest {
         ClaimedRows.claimAll(other, Duration.ofMinutes(2));
         ClaimedRows.trade("c-3", 2, 200);
         ClaimedRows.claimAll(self, Duration.ofMinutes(2));
-        ClaimedRows.CLAIMS.markProcessed(self, List.of("c-3"));
+        ClaimedRows.CLAIMS.markProcessed(self, StoredKeys.of("c-3"));
 
         List<String> lines;
         try (LogCapture log = LogCapture.atOrAbove(Level.INFO)) {
-            counters.fencedIfShort(self, List.of("c-3"), 1, "all written", ClaimedRows.CLAIMS);
-            counters.fencedIfShort(self, List.of("c-1", "c-2", "c-3"), 0, "two taken over, one settled",
+            counters.fencedIfShort(self, StoredKeys.of("c-3"), 1, "all written", ClaimedRows.CLAIMS);
+            counters.fencedIfShort(self, StoredKeys.of("c-1", "c-2", "c-3"), 0, "two taken over, one settled",
                     ClaimedRows.CLAIMS);
             lines = log.lines();
         }

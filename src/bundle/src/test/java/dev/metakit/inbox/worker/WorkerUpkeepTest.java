@@ -1,5 +1,6 @@
 package dev.metakit.inbox.worker;
 
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.support.TestDatabase;
@@ -75,7 +76,7 @@ class WorkerUpkeepTest {
     void rowsSettledWhileTheLeasesAreRenewedAreNotTakenForATakeover() throws Exception {
         trade("a1", 1, 10);
         List<InboxRow> rows = claimAll(liveness.self(), LEASE);
-        List<String> keys = rows.stream().map(InboxRow::key).toList();
+        List<InboxKey> keys = rows.stream().map(InboxRow::inboxKey).toList();
         workInHand.hold(new AccountWork(1, rows, List.of()), System.nanoTime());
         CountDownLatch written = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);

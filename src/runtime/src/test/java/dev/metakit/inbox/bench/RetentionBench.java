@@ -1,9 +1,13 @@
 package dev.metakit.inbox.bench;
 
+import dev.metakit.inbox.db.DayPartitions;
 import dev.metakit.inbox.db.InboxMigrations;
+import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxIntake;
+import dev.metakit.inbox.inbox.InboxKey;
+import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.ops.InboxRetention;
 import dev.metakit.inbox.support.TestDatabase;
@@ -35,19 +39,30 @@ import java.util.Map;
  * <ul>
  *   <li>{@code wal}: WAL bytes per stored delivery ({@code pg_current_wal_lsn()} before and after {@code --wal-rows}
  *       deliveries stored by each layout's ingest statement, 16 per statement, one commit each);</li>
- *   <li>{@code drop}: one day of {@code --day-rows} processed rows, made by generate_series, retired: the build
- *       before's batched DELETE (5,000 rows a statement) against this build's retention run (the day's partition
- *       detached and dropped, the days ahead made); wall time, and PostgreSQL's CPU (of every process of the server,
- *       from /proc, before and after);</li>
+ *   <li>{@code drop}: one day of {@code --day-rows} processed rows (one in 10,000 failed, a dead letter), made by
+ *       generate_series, retired: the build before's batched DELETE (5,000 rows a statement) against this build's
+ *       retention run (the days ahead made, the day's dead letters moved into the leftover partition and the day
+ *       dropped, the kept partitions pruned); wall time, and PostgreSQL's CPU (of every process of the server, from
+ *       /proc, before and after); for this build also the drop alone ({@code DayPartitions.retire}: its looks, the
+ *       leftover partition's range proved, the locked transaction), and the locked transaction's own wall time;</li>
+ *   <li>{@code backlog}: this build only: one day of {@code --day-rows} rows, one in 8 still pending (an API
+ *       outage's backlog), its time up: the drop's look (the day waits, nothing copied); then the pending rows
+ *       processed and the day dropped, the drop alone timed as above;</li>
  *   <li>{@code cycle}: {@code --cycles} simulated days of {@code --cycle-rows} rows each, retention of 2 days run after
  *       each (a plain VACUUM after it, autovacuum's best case for the DELETE), the table's size with its indexes;</li>
  *   <li>{@code claim}: the worker's claim ({@link InboxClaims#claim}, batch 500) of 100 due rows, median of 20, with
  *       nothing retained and with the cycles' rows retained (this build's claim on both: the one table gets the
  *       column {@code signed_at}, unindexed, which the claim names).</li>
+ *   <li>{@code keyed}: this build only, the inbox with 17 and then 40 partitions ({@code --keyed-day-rows} rows in
+ *       each day): the worker's statements on the 100 rows it holds, a lease renewal ({@link InboxClaims#renew})
+ *       and the look at who holds them ({@link InboxClaims#heldByOthers}), beside the build before's same statements
+ *       by key alone (quoted below), on one pooled connection; median wall of 200 each, and PostgreSQL's CPU per
+ *       statement over them.</li>
  * </ul>
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.RetentionBench [--wal-rows 20000] [--day-rows 2000000] [--cycles 12]
- *   [--cycle-rows 200000] [--parts wal,drop,cycle] [--result-file results.tsv] [--label retention]
+ *   [--cycle-rows 200000] [--keyed-day-rows 50000]
+ *   [--parts wal,drop,backlog,cycle,keyed] [--result-file results.tsv] [--label retention]
  * </pre>
  */
 public final class RetentionBench {
@@ -57,6 +72,14 @@ public final class RetentionBench {
                 select delivery_key from webhook_inbox
                  where processed_at is not null and failed_at is null and received_at < ?
                  limit ? for update skip locked)""";
+    /** InboxClaims' lease renewal of the build before: by key alone */
+    private static final String BY_KEY_RENEW = """
+            update webhook_inbox set claimed_until = now() + ?::interval
+             where delivery_key = any(?) and claim_token = ? and processed_at is null""";
+    /** InboxClaims' look at who holds rows, of the build before: by key alone */
+    private static final String BY_KEY_HELD = """
+            select count(*) from webhook_inbox
+             where delivery_key = any(?) and claim_token is not null and claim_token <> ?""";
     /** InboxIntake's insert of the build before */
     private static final String ONE_TABLE_INSERT = """
             insert into webhook_inbox (delivery_key, event, account_id, body, body_raw)
@@ -74,7 +97,8 @@ public final class RetentionBench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = DrainBench.BenchOptions.parse(args, "retention", Map.of("wal-rows", "20000",
-                "day-rows", "2000000", "cycles", "12", "cycle-rows", "200000", "parts", "wal,drop,cycle"));
+                "day-rows", "2000000", "cycles", "12", "cycle-rows", "200000", "keyed-day-rows", "50000", "parts",
+                "wal,drop,backlog,cycle,keyed"));
         List<String> parts = List.of(o.get("parts").split(","));
         List<Layout> layouts = List.of(layout("one table (V11)", "11"), layout("partitioned (V12)", null));
         for (Layout l : parts.contains("wal") ? layouts : List.<Layout>of()) {
@@ -88,14 +112,36 @@ public final class RetentionBench {
             truncate(l);
             fillDay(l, day0, Integer.parseInt(o.get("day-rows")));
             exec(l.db(), "vacuum analyze webhook_inbox");
+            Instant now = day0.plus(8, ChronoUnit.DAYS);
             long cpu0 = serverCpuMillis(l.db());
             long t0 = System.nanoTime();
-            retire(l, day0.plus(1, ChronoUnit.DAYS), day0.plus(8, ChronoUnit.DAYS), "P7D");
+            if (l.partitioned()) {
+                DayPartitions.INBOX.makeAhead(l.db(), now);
+                dropAlone(o, l, "drop", now.minus(7, ChronoUnit.DAYS));
+            }
+            retire(l, day0.plus(1, ChronoUnit.DAYS), now, "P7D");
             long wallMs = (System.nanoTime() - t0) / 1_000_000;
             long cpuMs = serverCpuMillis(l.db()) - cpu0;
             print(o, l, "drop", o.get("day-rows") + " rows: wall ms", wallMs);
             print(o, l, "drop", o.get("day-rows") + " rows: PostgreSQL CPU ms", cpuMs);
             print(o, l, "drop", "rows left", scalar(l.db(), "select count(*) from webhook_inbox"));
+        }
+        if (parts.contains("backlog")) {
+            Layout l = layouts.get(1);
+            truncate(l);
+            // the day after day0: the drop above retired day0 (its time, now the leftover partition's)
+            Instant day = day0.plus(1, ChronoUnit.DAYS);
+            fillDay(l, day, Integer.parseInt(o.get("day-rows")));
+            exec(l.db(), "update webhook_inbox set processed_at = null where substr(md5(delivery_key), 1, 1) < '2'");
+            exec(l.db(), "vacuum analyze webhook_inbox");
+            Instant cutoff = day.plus(1, ChronoUnit.DAYS);
+            DayPartitions.INBOX.makeAhead(l.db(), cutoff.plus(7, ChronoUnit.DAYS));
+            print(o, l, "backlog", "pending rows in the day",
+                    scalar(l.db(), "select count(*) from webhook_inbox where processed_at is null and failed_at is null"));
+            dropAlone(o, l, "backlog", cutoff);
+            exec(l.db(), "update webhook_inbox set processed_at = now() where processed_at is null and failed_at is null");
+            exec(l.db(), "vacuum analyze webhook_inbox");
+            dropAlone(o, l, "backlog", cutoff);
         }
         for (Layout l : parts.contains("cycle") ? layouts : List.<Layout>of()) {
             truncate(l);
@@ -114,6 +160,111 @@ public final class RetentionBench {
             print(o, l, "claim", "ms, " + scalar(l.db(), "select count(*) from webhook_inbox") + " retained",
                     claimMillis(l));
         }
+        if (parts.contains("keyed")) {
+            int dayRows = Integer.parseInt(o.get("keyed-day-rows"));
+            keyed(o, layouts.get(1), 17, dayRows);
+            keyed(o, layouts.get(1), 40, dayRows);
+        }
+    }
+
+    /** {@code DayPartitions.retire} alone, the days ahead made before: wall, PostgreSQL's CPU, the locked part */
+    private static void dropAlone(Map<String, String> o, Layout l, String figure, Instant cutoff) throws Exception {
+        long cpu0 = serverCpuMillis(l.db());
+        long t0 = System.nanoTime();
+        DayPartitions.Retired r = DayPartitions.INBOX.retire(l.db(), cutoff, InboxAdmin.UNFINISHED);
+        long wallMs = (System.nanoTime() - t0) / 1_000_000;
+        long cpuMs = serverCpuMillis(l.db()) - cpu0;
+        print(o, l, figure, "the drop alone: dropped, moved, waiting", r.dropped() + "\t" + r.rowsMoved() + "\t"
+                + r.waiting());
+        print(o, l, figure, "the drop alone: wall ms", wallMs);
+        print(o, l, figure, "the drop alone: PostgreSQL CPU ms", cpuMs);
+        print(o, l, figure, "the drop alone: locked transaction wall ms", r.lockedMillis());
+    }
+
+    /**
+     * The worker's statements on the 100 rows it holds, by key and signed_at (this build) and by key alone (the build
+     * before), with {@code partitions} partitions of {@code dayRows} rows each.
+     */
+    private static void keyed(Map<String, String> o, Layout l, int partitions, int dayRows) throws Exception {
+        truncate(l);
+        try (Connection c = l.db().getConnection()) {
+            // one day more at a time: the days ahead of a clock a week before the last day's end
+            for (List<DayPartitions.Partition> all = DayPartitions.INBOX.partitions(c); all.size() < partitions;
+                 all = DayPartitions.INBOX.partitions(c)) {
+                Instant lastEnd = all.get(all.size() - 1).to();
+                DayPartitions.INBOX.makeAhead(l.db(), lastEnd.minus(DayPartitions.DAYS_AHEAD, ChronoUnit.DAYS));
+            }
+            List<DayPartitions.Partition> all = DayPartitions.INBOX.partitions(c);
+            for (DayPartitions.Partition p : all) {
+                if (p.from() != null) {
+                    exec(l.db(), "insert into webhook_inbox (delivery_key, account_id, body, signed_at, processed_at)"
+                            + " select extract(epoch from '" + p.from() + "'::timestamptz)::bigint + g || ':'"
+                            + " || md5(g::text), g % 1000, '{}', '" + p.from() + "'::timestamptz + g * interval"
+                            + " '86399 seconds' / " + dayRows + ", now() from generate_series(1, " + dayRows + ") g");
+                }
+            }
+            exec(l.db(), "vacuum analyze webhook_inbox");
+            int n = all.size();
+            Claimant self = Claimant.newBoot("keyed-bench");
+            new InstanceLiveness(l.db(), self, Duration.ofMinutes(5)).beat();
+            exec(l.db(), "insert into webhook_inbox (delivery_key, event, account_id, body, signed_at) select 'held-'"
+                    + " || g, 'position.opened', 200000 + g, '{}', '" + all.get(n - 1).from() + "'"
+                    + " from generate_series(1, 100) g");
+            com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+            config.setDataSource(l.db());
+            config.setMaximumPoolSize(1);
+            try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config)) {
+                InboxClaims claims = new InboxClaims(pool);
+                List<InboxKey> keys = claims.claim(self, 500, Duration.ofMinutes(5)).stream()
+                        .map(InboxRow::inboxKey).toList();
+                Object[] deliveryKeys = keys.stream().map(InboxKey::deliveryKey).toArray();
+                print(o, l, "keyed", n + " partitions: rows, rows held", scalar(l.db(),
+                        "select count(*) from webhook_inbox") + "\t" + keys.size());
+                timed(o, l, n + " partitions: renew by key (before)", pool, () -> {
+                    try (Connection p = pool.getConnection(); PreparedStatement s = p.prepareStatement(BY_KEY_RENEW)) {
+                        s.setString(1, "5 minutes");
+                        s.setArray(2, p.createArrayOf("text", deliveryKeys));
+                        s.setObject(3, self.bootToken());
+                        s.executeUpdate();
+                    }
+                });
+                timed(o, l, n + " partitions: renew by key and signed_at", pool,
+                        () -> claims.renew(self, keys, Duration.ofMinutes(5)));
+                timed(o, l, n + " partitions: held by others, by key (before)", pool, () -> {
+                    try (Connection p = pool.getConnection(); PreparedStatement s = p.prepareStatement(BY_KEY_HELD)) {
+                        s.setArray(1, p.createArrayOf("text", deliveryKeys));
+                        s.setObject(2, self.bootToken());
+                        s.executeQuery().close();
+                    }
+                });
+                timed(o, l, n + " partitions: held by others, by key and signed_at", pool,
+                        () -> claims.heldByOthers(self, keys));
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface Statement {
+        void run() throws SQLException;
+    }
+
+    /** 20 runs to warm up (the server's plan cache: custom plans, then the generic one), then 200 timed */
+    private static void timed(Map<String, String> o, Layout l, String what, DataSource db, Statement statement)
+            throws Exception {
+        for (int i = 0; i < 20; i++) {
+            statement.run();
+        }
+        double[] ms = new double[200];
+        long cpu0 = serverCpuMillis(db);
+        for (int i = 0; i < ms.length; i++) {
+            long t0 = System.nanoTime();
+            statement.run();
+            ms[i] = (System.nanoTime() - t0) / 1e6;
+        }
+        double cpuPer = (double) (serverCpuMillis(db) - cpu0) / ms.length;
+        Arrays.sort(ms);
+        print(o, l, "keyed", what + ": median ms, PostgreSQL CPU ms each",
+                String.format(Locale.ROOT, "%.3f\t%.3f", ms[ms.length / 2], cpuPer));
     }
 
     private static Layout layout(String name, String target) {
@@ -170,14 +321,18 @@ public final class RetentionBench {
         }
     }
 
-    /** {@code rows} processed deliveries signed and received over the day from {@code day}, one in 10,000 pending */
+    /**
+     * {@code rows} processed deliveries signed and received over the day from {@code day}, one in 10,000 failed (a
+     * dead letter)
+     */
     private static void fillDay(Layout l, Instant day, int rows) throws SQLException {
         String signed = l.partitioned() ? ", signed_at" : "";
         String at = "'" + day + "'::timestamptz + g * interval '86399 seconds' / " + rows;
-        exec(l.db(), "insert into webhook_inbox (delivery_key, event, account_id, body, received_at, processed_at"
-                + signed + ") select extract(epoch from " + at + ")::bigint || ':' || md5(g::text || '" + day
+        exec(l.db(), "insert into webhook_inbox (delivery_key, event, account_id, body, received_at, processed_at,"
+                + " failed_at" + signed + ") select extract(epoch from " + at + ")::bigint || ':' || md5(g::text || '" + day
                 + "'), 'position.opened', g % 1000, '" + BODY + "', " + at + ", case when g % 10000 = 0 then null"
-                + " else " + at + " + interval '1 second' end" + (l.partitioned() ? ", " + at : "")
+                + " else " + at + " + interval '1 second' end, case when g % 10000 = 0 then " + at + " end"
+                + (l.partitioned() ? ", " + at : "")
                 + " from generate_series(1, " + rows + ") g");
     }
 
