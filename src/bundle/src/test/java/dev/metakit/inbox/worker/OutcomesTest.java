@@ -6,7 +6,7 @@ import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.TestDatabase;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.LogEvent;
-import org.apache.logging.log4j.core.Logger;
+import org.apache.logging.log4j.core.LoggerContext;
 import org.apache.logging.log4j.core.appender.AbstractAppender;
 import org.apache.logging.log4j.core.config.Property;
 import org.junit.jupiter.api.BeforeEach;
@@ -104,13 +104,18 @@ class OutcomesTest {
                 }
             }
         };
-        Logger logger = (Logger) LogManager.getLogger(Outcomes.class);
+        // on the root logger, as LogCapture does: Logger.addAppender would leave a logger config of Outcomes' own
+        // behind, and the later tests of this JVM saw none of Outcomes' lines (AccountBackoffTest's warning among them)
+        LoggerContext logging = (LoggerContext) LogManager.getContext(false);
         capture.start();
-        logger.addAppender(capture);
+        logging.getConfiguration().getRootLogger().addAppender(capture, null, null);
+        logging.updateLoggers();
         try {
             outcomes.deadLettered(row, PoisonReason.NOT_JSON, "not valid JSON").record();
         } finally {
-            logger.removeAppender(capture);
+            logging.getConfiguration().getRootLogger().removeAppender(capture.getName());
+            logging.updateLoggers();
+            capture.stop();
         }
 
         assertThat(contexts).singleElement().satisfies(context -> assertThat(context)
