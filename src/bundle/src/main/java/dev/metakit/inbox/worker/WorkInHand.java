@@ -12,13 +12,15 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The work this instance claimed and has not settled (its outcome recorded), by account: its accounts are left out of
  * the next claims, its rows' leases are renewed. Work that never ends (a drain cut short) is given up after
- * {@value #MAX_HOLD_LEASES} leases: its renewals stop a lease before, so its rows are free by then, ours too. Times are
+ * {@value #MAX_HOLD_LEASES} leases: its renewals stop two leases before, so its rows are free by then, ours too, even
+ * when the last renewal's statement ran late (a renewal selected just before the stop and executed a moment after it
+ * would otherwise lease a row past the give-up, and a claim then took the account's other rows without it). Times are
  * {@code System.nanoTime()} values, passed in so a test sets them.
  */
 final class WorkInHand {
     static final int MAX_HOLD_LEASES = 10;
 
-    /** Work in hand and when it is given up: renewals stop a lease before, so its rows are free by then. */
+    /** Work in hand and when it is given up: renewals stop two leases before, so its rows are free by then. */
     private record Held(AccountWork work, long giveUp, long lastRenewal) {
     }
 
@@ -32,7 +34,7 @@ final class WorkInHand {
     /** Holds {@code work} claimed at {@code claimedAt}: never given up before the rows' lease in the database ends. */
     void hold(AccountWork work, long claimedAt) {
         long giveUp = claimedAt + leaseNanos * MAX_HOLD_LEASES;
-        working.put(work.accountId(), new Held(work, giveUp, giveUp - leaseNanos));
+        working.put(work.accountId(), new Held(work, giveUp, giveUp - 2 * leaseNanos));
     }
 
     /** The accounts whose work is in hand (a snapshot). */

@@ -18,13 +18,14 @@ class WorkInHandTest {
     private final WorkInHand work = new WorkInHand(LEASE);
 
     @Test
-    void heldWorkIsRenewedUntilALeaseBeforeItsLimitAndGivenUpAtIt() {
+    void heldWorkIsRenewedUntilTwoLeasesBeforeItsLimitAndGivenUpAtIt() {
         work.hold(work(1, "k1", "k2"), 0);
         long limit = WorkInHand.MAX_HOLD_LEASES * LEASE_NANOS;
 
-        assertThat(work.keysToRenew(limit - LEASE_NANOS - 1)).extracting(InboxKey::deliveryKey)
+        assertThat(work.keysToRenew(limit - 2 * LEASE_NANOS - 1)).extracting(InboxKey::deliveryKey)
                 .containsExactlyInAnyOrder("k1", "k2");
-        assertThat(work.keysToRenew(limit - LEASE_NANOS)).as("its last lease runs out at the limit").isEmpty();
+        assertThat(work.keysToRenew(limit - 2 * LEASE_NANOS))
+                .as("its last lease runs out a lease before the limit, even if that renewal is written late").isEmpty();
         assertThat(work.giveUpOverdue(limit - 1)).isEmpty();
         assertThat(work.accounts()).containsExactly(1L);
 
