@@ -12,9 +12,12 @@ import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -22,6 +25,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -40,6 +45,10 @@ class SecretsAtTraceBootTest {
     private static final String ROTATION_KEY = rotationKey();
     private static final RestartablePostgres POSTGRES = new RestartablePostgres();
     private static final Sandbox SANDBOX = metakit();
+
+    static {
+        deleteLogsOfEarlierRuns();
+    }
 
     @Autowired
     CamelContext camelContext;
@@ -66,7 +75,7 @@ class SecretsAtTraceBootTest {
 
         List<String> secrets = new ArrayList<>(SECRETS.all());
         secrets.add(ROTATION_KEY);
-        List<String> log = Files.readAllLines(Path.of(LOG_FILE));
+        List<String> log = logLines();
         List<String> holding = log.stream().filter(line -> secrets.stream().anyMatch(line::contains)).toList();
         assertThat(log.size()).as("log lines written at TRACE").isGreaterThan(1000);
         // the one exception (docs/architecture.md "The same promises in every runtime"): Apache HttpClient, which the
@@ -81,6 +90,40 @@ class SecretsAtTraceBootTest {
     static void stop() throws IOException {
         SANDBOX.close();
         POSTGRES.close();
+    }
+
+    /**
+     * Every line of the host's log: Boot's file appender rolls the file over at 10 MB, which TRACE reaches within the
+     * test, so the lines are in the file and in its gzipped archives beside it.
+     */
+    private static List<String> logLines() throws IOException {
+        Path log = Path.of(LOG_FILE);
+        List<String> lines = new ArrayList<>();
+        try (Stream<Path> files = Files.list(log.toAbsolutePath().getParent())) {
+            for (Path archive : files.filter(f -> f.getFileName().toString().startsWith(log.getFileName() + "."))
+                    .filter(f -> f.getFileName().toString().endsWith(".gz")).sorted().toList()) {
+                try (BufferedReader in = new BufferedReader(new InputStreamReader(
+                        new GZIPInputStream(Files.newInputStream(archive)), StandardCharsets.UTF_8))) {
+                    in.lines().forEach(lines::add);
+                }
+            }
+        }
+        lines.addAll(Files.readAllLines(log));
+        return lines;
+    }
+
+    /** The log of an earlier run of this test, archives too, is not this run's. */
+    private static void deleteLogsOfEarlierRuns() {
+        Path log = Path.of(LOG_FILE);
+        try (Stream<Path> files = Files.exists(log.toAbsolutePath().getParent())
+                ? Files.list(log.toAbsolutePath().getParent()) : Stream.empty()) {
+            for (Path earlier : files.filter(f -> f.getFileName().toString().startsWith(log.getFileName().toString()))
+                    .toList()) {
+                Files.delete(earlier);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static String rotationKey() {

@@ -42,16 +42,26 @@ final class InboxRows {
         return text(db, "select trace_parent from " + INBOX + " where delivery_key = ?", deliveryKey);
     }
 
-    /** The trace context stored with the account's last published change, or null when none is published. */
-    static String lastPublishedChangesTraceParent(DataSource db, long accountId) throws SQLException {
-        return text(db, "select trace_parent from metakit.position_changes where account_id = ?"
-                + " and published_at is not null order by seq desc limit 1", accountId);
+    /** The account's rows a reconcile has still to serve (neither processed nor given up). */
+    static long waiting(DataSource db, long accountId) throws SQLException {
+        return Long.parseLong(text(db, "select count(*) from " + INBOX + " where account_id = ?"
+                + " and processed_at is null and failed_at is null", accountId));
     }
 
-    /** How many of the account's changes the feed has published. */
-    static long publishedChanges(DataSource db, long accountId) throws SQLException {
-        return Long.parseLong(text(db, "select count(*) from metakit.position_changes where account_id = ?"
-                + " and published_at is not null", accountId));
+    /**
+     * The trace context stored with the first change of the account's position {@code ticket} once the feed has
+     * published it (the change of the reconcile that first saw the position), or null until then.
+     */
+    static String publishedChangeTraceParent(DataSource db, long accountId, long ticket) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(
+                "select trace_parent, published_at from metakit.position_changes where account_id = ? and ticket = ?"
+                        + " order by seq limit 1")) {
+            s.setLong(1, accountId);
+            s.setLong(2, ticket);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() && rs.getTimestamp(2) != null ? rs.getString(1) : null;
+            }
+        }
     }
 
     private static String text(DataSource db, String sql, Object parameter) throws SQLException {

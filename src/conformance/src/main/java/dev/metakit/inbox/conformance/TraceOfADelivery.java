@@ -37,12 +37,10 @@ record TraceOfADelivery(List<SpanData> spans) {
         return spans.stream().filter(ids::name).findFirst();
     }
 
-    /** The reconcile span linked to the span {@code ids} name. */
-    Optional<SpanData> reconcileLinkedTo(Ids ids) {
-        return spans.stream().filter(s -> s.getName().equals(RECONCILE))
-                .filter(s -> s.getLinks().stream().anyMatch(l -> l.getSpanContext().getTraceId().equals(ids.traceId())
-                        && l.getSpanContext().getSpanId().equals(ids.spanId())))
-                .findFirst();
+    /** Whether {@code span} is linked to the span {@code ids} name. */
+    boolean linked(SpanData span, Ids ids) {
+        return span.getLinks().stream().anyMatch(l -> l.getSpanContext().getTraceId().equals(ids.traceId())
+                && l.getSpanContext().getSpanId().equals(ids.spanId()));
     }
 
     /** The spans of HTTP calls (an {@value #HTTP_METHOD}) whose chain of parents reaches {@code ancestor}. */
