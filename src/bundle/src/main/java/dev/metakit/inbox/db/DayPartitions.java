@@ -45,6 +45,8 @@ public final class DayPartitions {
     private static final int LOCK = 0x6d6b7074;
     /** how long retention waits for the table's lock before it tries at its next run: ingest waits behind it */
     private static final String LOCK_TIMEOUT = "500ms";
+    /** the comment a day retirement detached carries until its drop: what marks a detached day as one to drop */
+    static final String RETIRED = "metakit: a day retention detached, to be dropped";
     /** PostgreSQL's lock_not_available (lock_timeout) */
     private static final String LOCK_NOT_AVAILABLE = "55P03";
     private static final DateTimeFormatter DAY = DateTimeFormatter.ofPattern("yyyyMMdd");
@@ -311,10 +313,10 @@ public final class DayPartitions {
                 if (holds(tx, day.name(), unfinished.moved())) {
                     return null; // a row to move since the look before the lock: the next turn moves it
                 }
-                s.execute("alter table " + table + " detach partition " + day.name());
+                detachToDrop(s, day);
                 return 0L;
             }
-            s.execute("alter table " + table + " detach partition " + day.name());
+            detachToDrop(s, day);
             boolean attached = leftover.to() != null;
             if (attached) {
                 s.execute("alter table " + table + " detach partition " + leftover());
@@ -332,15 +334,25 @@ public final class DayPartitions {
     }
 
     /**
-     * Drops the days retirement detached: the one it just did, and any whose drop a stop cut short. Each drop locks
-     * its own table only.
+     * Detaches the day and marks it as retirement's to drop, in the same transaction: only a day so marked is ever
+     * dropped, so a day an operator detached (to archive it, say) is theirs and stays.
+     */
+    private void detachToDrop(Statement s, Partition day) throws SQLException {
+        s.execute("alter table " + table + " detach partition " + day.name());
+        s.execute("comment on table " + day.name() + " is '" + RETIRED + "'");
+    }
+
+    /**
+     * Drops the days retirement detached: the one it just did, and any whose drop a stop cut short; never a table
+     * without retirement's mark. Each drop locks its own table only.
      */
     private void dropDetached(Connection c) throws SQLException {
         List<String> detached = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("select c.relname from pg_class c"
                 + " where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r'"
-                + " and not c.relispartition and c.relname ~ ?")) {
+                + " and not c.relispartition and c.relname ~ ? and obj_description(c.oid, 'pg_class') = ?")) {
             s.setString(1, "^" + table + "_p[0-9]{8}$"); // a name of the bundle's: no character a pattern reads
+            s.setString(2, RETIRED);
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
                     detached.add(r.getString(1));

@@ -168,6 +168,31 @@ class DayPartitionsTest {
     }
 
     @Test
+    void aDayAnOperatorDetachedIsKeptWhileADayRetirementDetachedAndDidNotDropIsDroppedAtItsNextRun()
+            throws Exception {
+        Instant first = day.atTime(1, 0).toInstant(ZoneOffset.UTC);
+        store("archived-1", first);
+        store("pending-2", first.plus(1, ChronoUnit.DAYS));
+        exec(db, "update webhook_inbox set processed_at = now() where delivery_key = 'archived-1'");
+        // the operator takes the first day out of the table to archive it, under its own name
+        String archived = DayPartitions.INBOX.name(day);
+        exec(db, "alter table webhook_inbox detach partition " + archived);
+        // a day retirement detached, its drop cut short by a stop
+        String cutShort = DayPartitions.INBOX.name(day.minusDays(30));
+        exec(db, "create table " + cutShort + " (like webhook_inbox)");
+        exec(db, "comment on table " + cutShort + " is '" + DayPartitions.RETIRED + "'");
+
+        DayPartitions.INBOX.retire(db, day.plusDays(3).atStartOfDay().toInstant(ZoneOffset.UTC),
+                InboxAdmin.UNFINISHED);
+
+        assertThat(strings(db, "select delivery_key from " + archived)).as("the operator's archive, rows and all")
+                .containsExactly("archived-1");
+        assertThat(strings(db, "select relname::text from pg_class where relname = '" + cutShort + "'"))
+                .as("the day retirement detached").isEmpty();
+        assertThat(strings(db, "select delivery_key from webhook_inbox")).containsExactly("pending-2");
+    }
+
+    @Test
     void anIngestWaitingBehindTheDropWaitsNoLongerThanItsLockTimeout() throws Exception {
         Instant signed = day.atTime(10, 0).toInstant(ZoneOffset.UTC);
         store("done", signed);
