@@ -12,6 +12,8 @@ import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -132,6 +134,22 @@ public final class TestDatabase {
     /** The first column of the first row of a query, as a string, on any database. */
     public static String text(DataSource on, String sql) {
         return firstColumn(on, sql, rs -> rs.getString(1));
+    }
+
+    /** The first column of the first row of a query, a timestamp, as an instant (null for SQL NULL). */
+    public static Instant instant(String sql) {
+        return firstColumn(dataSource(), sql, rs -> {
+            OffsetDateTime t = rs.getObject(1, OffsetDateTime.class);
+            return t == null ? null : t.toInstant();
+        });
+    }
+
+    /**
+     * The database's clock now: a test that reads a time the database wrote (a retry time, a lease) takes it before
+     * and after the write, and asserts that time between the two, whatever the machine's speed.
+     */
+    public static Instant clock() {
+        return instant("select clock_timestamp()");
     }
 
     private interface Column<T> {
