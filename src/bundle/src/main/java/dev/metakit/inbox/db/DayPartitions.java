@@ -117,6 +117,22 @@ public final class DayPartitions {
     }
 
     /**
+     * The first partition, in time order, that begins before {@code before} and holds a row matching
+     * {@code condition} (a probe of each partition in turn, through its partial index when it has one).
+     */
+    public Optional<Partition> firstHolding(Connection c, String condition, Instant before) throws SQLException {
+        for (Partition p : partitions(c)) {
+            if (p.from() != null && !p.from().isBefore(before)) {
+                return Optional.empty();
+            }
+            if (holds(c, p.name(), condition)) {
+                return Optional.of(p);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
      * The first UTC day from {@code day} to {@code lastDay} that no partition covers, if any (readiness: an insert
      * of that time would fail).
      */

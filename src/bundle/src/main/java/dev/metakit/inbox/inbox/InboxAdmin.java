@@ -20,21 +20,32 @@ import java.util.Map;
  * metrics read. None waits on a worker: a row under a live lease is left to the run that holds it.
  */
 public class InboxAdmin {
+    /**
+     * Rows made pending again: {@code inbox_pending_since} moves back to the oldest of them in the same statement, so
+     * the claim's next look takes them in (InboxClaims). The statement answers how many rows.
+     */
+    private static String pendingAgain(String update) {
+        return "with again as (" + update + " returning signed_at),"
+                + " back as (update inbox_pending_since set since = (select min(signed_at) from again)"
+                + " where since > (select min(signed_at) from again))"
+                + " select count(*) from again";
+    }
+
     /** Puts rows back as never worked; a row under a live lease is left to the run that holds it (it is current). */
-    private static final String REPLAY = """
+    private static final String REPLAY = pendingAgain("""
             update webhook_inbox
                set processed_at = null, failed_at = null, attempts = 0, next_attempt_at = now(), last_error = null,
                    claimed_by = null, claim_token = null, claimed_until = null, replayed_at = now()
              where (cast(? as bigint) is null or account_id = ?)
                and (cast(? as timestamptz) is null or received_at >= ?)
                and (cast(? as timestamptz) is null or received_at < ?)
-               and (claimed_until is null or claimed_until < now())""";
+               and (claimed_until is null or claimed_until < now())""");
 
-    private static final String REQUEUE_FAILED = """
+    private static final String REQUEUE_FAILED = pendingAgain("""
             update webhook_inbox set failed_at = null, attempts = 0, next_attempt_at = now()
              where failed_at is not null and processed_at is null
                and (cast(? as bigint) is null or account_id = ?)
-               and (cast(? as text) is null or delivery_key = ?)""";
+               and (cast(? as text) is null or delivery_key = ?)""");
 
     /**
      * What a day of the inbox holds when its time is up: pending rows, which the day waits for (the worker processes
@@ -103,7 +114,7 @@ public class InboxAdmin {
             Jdbc.setLong(ps, 2, account);
             ps.setString(3, deliveryKey);
             ps.setString(4, deliveryKey);
-            return ps.executeUpdate();
+            return count(ps);
         }
     }
 
@@ -119,7 +130,14 @@ public class InboxAdmin {
             Jdbc.setInstant(ps, 4, from);
             Jdbc.setInstant(ps, 5, to);
             Jdbc.setInstant(ps, 6, to);
-            return ps.executeUpdate();
+            return count(ps);
+        }
+    }
+
+    private static int count(PreparedStatement ps) throws SQLException {
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
         }
     }
 

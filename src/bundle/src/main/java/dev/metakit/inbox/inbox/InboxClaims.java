@@ -1,5 +1,6 @@
 package dev.metakit.inbox.inbox;
 
+import dev.metakit.inbox.db.DayPartitions;
 import dev.metakit.inbox.db.Jdbc;
 
 import javax.sql.DataSource;
@@ -14,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -44,11 +46,22 @@ public class InboxClaims {
      * it is.
      */
     /**
+     * The days a claim looks in, as a condition on {@code webhook_inbox w}'s partition key, so that the partitions
+     * outside are pruned as the statement runs: from where pending rows begin ({@code inbox_pending_since}, which
+     * {@link #advancePendingSince} moves up and a replay or requeue moves back) to a day ahead (an ingested delivery is
+     * signed within the tolerance of now, at most an hour). A claim's cost so follows the days that hold pending rows,
+     * not the week retained nor the days made ahead.
+     */
+    private static final String PENDING_DAYS = " " + """
+            w.signed_at >= coalesce((select since from inbox_pending_since), '-infinity')
+            and w.signed_at < now() + interval '1 day'""";
+
+    /**
      * A row of {@code webhook_inbox w} a claim may take: due, and not leased, or leased by a boot that no longer beats
      * (needs the CTE {@code live} of {@link InstanceLiveness#LIVE_TOKENS}).
      */
-    private static final String CLAIMABLE = " " + """
-            w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
+    private static final String CLAIMABLE = PENDING_DAYS + """
+             and w.processed_at is null and w.failed_at is null and w.next_attempt_at <= now()
             and (w.claimed_until is null or w.claimed_until < now()
                  or (w.claim_token is not null
                      and not exists (select 1 from live where live.boot_token = w.claim_token)))""";
@@ -57,7 +70,8 @@ public class InboxClaims {
     private static String nextAccount(String after, String upToStart) {
         return """
                 (select w.account_id from webhook_inbox w
-                  where w.processed_at is null and w.failed_at is null and w.account_id\s""" + after + upToStart + """
+                  where""" + PENDING_DAYS + " and w.processed_at is null and w.failed_at is null and w.account_id "
+                + after + upToStart + """
 
                   order by w.account_id limit 1)""";
     }
@@ -119,14 +133,16 @@ public class InboxClaims {
                  limit ?
                  for update skip locked),
             c as (select delivery_key, signed_at from same_accounts
-                  union select delivery_key, signed_at from without_account)
-            -- by key through the primary key, whatever the statistics say (never a join read over the table), in the
-            -- partitions of the rows' signed_at only (pruned when the statement runs); the pair is the row
+                  union select delivery_key, signed_at from without_account),
+            -- the claimed rows' keys as two arrays, in one pass (so their elements pair up)
+            claimed as (select array_agg(delivery_key) as keys, array_agg(signed_at) as signed from c)
+            -- joined row by row, as InboxKey.ROWS does: a primary key probe per row in the one partition of its
+            -- signed_at, pruned as the statement runs (by arrays of keys, every partition's primary key was probed
+            -- for every key, the claim's largest cost with a backlog across a retained week)
             update webhook_inbox i
                set claimed_by = ?, claim_token = ?, claimed_until = now() + ?::interval, attempts = i.attempts + 1
-             where i.delivery_key = any(array(select delivery_key from c))
-               and i.signed_at = any(array(select signed_at from c))
-               and (i.delivery_key, i.signed_at) = any(array(select (delivery_key, signed_at) from c))
+              from claimed, unnest(claimed.keys, claimed.signed) as k(delivery_key, signed_at)
+             where i.delivery_key = k.delivery_key and i.signed_at = k.signed_at
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
                       i.replayed_at is not null, i.trace_parent, i.signed_at""";
 
@@ -231,6 +247,39 @@ public class InboxClaims {
             return start;
         }
         return accountRows >= cap && last > Long.MIN_VALUE ? last - 1 : last;
+    }
+
+    /**
+     * Moves {@code inbox_pending_since} up to where the pending rows begin: the start of the first partition holding
+     * one, and a day before now at the latest (a delivery signed within the tolerance is stored after that). Holds the
+     * row's lock while it looks, so a replay or requeue that moves it back meanwhile waits, and writes after it.
+     * Returns where pending rows now begin (null: the first partition, which has no lower bound).
+     */
+    public Instant advancePendingSince() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return Jdbc.inTransaction(c, tx -> {
+                Instant dayAgo;
+                try (PreparedStatement row = tx.prepareStatement("insert into inbox_pending_since (since)"
+                        + " values ('-infinity') on conflict do nothing")) {
+                    row.executeUpdate(); // the row, should it be gone: pending rows from the first partition on
+                }
+                try (PreparedStatement lock = tx.prepareStatement(
+                        "select now() - interval '1 day' from inbox_pending_since for update");
+                     ResultSet rs = lock.executeQuery()) {
+                    rs.next();
+                    dayAgo = rs.getTimestamp(1).toInstant();
+                }
+                Optional<DayPartitions.Partition> first = DayPartitions.INBOX.firstHolding(tx,
+                        InboxAdmin.UNFINISHED.toWork(), dayAgo);
+                Instant since = first.isPresent() ? first.get().from() : dayAgo;
+                try (PreparedStatement set = tx.prepareStatement(
+                        "update inbox_pending_since set since = ?::timestamptz")) {
+                    set.setString(1, since == null ? "-infinity" : since.toString());
+                    set.executeUpdate();
+                }
+                return since;
+            });
+        }
     }
 
     /**

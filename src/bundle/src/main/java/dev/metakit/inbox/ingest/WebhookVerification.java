@@ -29,6 +29,8 @@ public class WebhookVerification extends ContextAwareBean implements Processor, 
     private volatile String secret;
     private volatile String previousSecret;
     private long toleranceSeconds = 300;
+    /** The longest tolerance: an hour, far past MetaKit's clock skew, and within the day the claim looks around now. */
+    static final long MAX_TOLERANCE_SECONDS = 3600;
     private boolean devMode;
     private volatile boolean secretGenerated;
     private Clock clock = Clock.systemUTC();
@@ -42,8 +44,10 @@ public class WebhookVerification extends ContextAwareBean implements Processor, 
      * the context starts (before any route).
      */
     public void start() {
-        if (toleranceSeconds < 0) {
-            throw new ConfigurationException("METAKIT_WEBHOOK_TOLERANCE_SECONDS must not be negative");
+        if (toleranceSeconds < 0 || toleranceSeconds > MAX_TOLERANCE_SECONDS) {
+            // the claim looks for pending rows signed from a day before now to a day after (InboxClaims)
+            throw new ConfigurationException("METAKIT_WEBHOOK_TOLERANCE_SECONDS must be from 0 to "
+                    + MAX_TOLERANCE_SECONDS + " (an hour); it is " + toleranceSeconds);
         }
         secret = secret(SecretSettings.WEBHOOK_SECRET, secret);
         previousSecret = secret(SecretSettings.WEBHOOK_SECRET_PREVIOUS, previousSecret);

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class WorkerUpkeep {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerUpkeep.class);
+    private static final Duration ADVANCE_EVERY = Duration.ofMinutes(1);
 
     private final InstanceLiveness liveness;
     private final InboxClaims claims;
@@ -38,6 +39,9 @@ final class WorkerUpkeep {
     private volatile long nextRenewal;
     private volatile boolean heartbeatFailing;
     private volatile boolean renewalFailing;
+    /** the first at start, then once a minute: the days a backlog emptied leave the claims' look within a minute */
+    private volatile long nextAdvance;
+    private volatile boolean advanceFailing;
 
     WorkerUpkeep(InstanceLiveness liveness, InboxClaims claims, WorkInHand workInHand, OutcomeBuffer outcomes,
                  WorkerCounters counters, long heartbeatMillis, long deadAfterMillis, Duration lease) {
@@ -72,6 +76,7 @@ final class WorkerUpkeep {
         threads = Executors.newSingleThreadScheduledExecutor(
                 r -> daemon(r, "metakit-worker-upkeep", Thread.NORM_PRIORITY));
         nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
+        nextAdvance = System.nanoTime();
         long every = Math.min(heartbeatMillis, renewalPeriod().toMillis());
         threads.scheduleWithFixedDelay(this::recordAndRenew, every, every, TimeUnit.MILLISECONDS);
     }
@@ -159,6 +164,28 @@ final class WorkerUpkeep {
         if (System.nanoTime() - nextRenewal >= 0) {
             nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
             renewLeases();
+        }
+        if (System.nanoTime() - nextAdvance >= 0) {
+            nextAdvance = System.nanoTime() + ADVANCE_EVERY.toNanos();
+            advancePendingSince();
+        }
+    }
+
+    /** Moves the start of the claims' look past the days whose rows are all worked (InboxClaims). */
+    void advancePendingSince() {
+        try {
+            claims.advancePendingSince();
+            if (advanceFailing) {
+                LOG.info("Worker moves the start of its claims' look again");
+                advanceFailing = false;
+            }
+        } catch (SQLException | RuntimeException e) {
+            // claims look from where it last was meanwhile: more days than needed, none fewer
+            if (!advanceFailing) {
+                LOG.warn("Worker cannot move the start of its claims' look past worked days (retrying every {} s): {}",
+                        ADVANCE_EVERY.toSeconds(), e.getMessage());
+                advanceFailing = true;
+            }
         }
     }
 

@@ -96,7 +96,8 @@ class DayPartitionsTest {
     @Test
     void aDayWithPendingRowsWaitsForThemThenIsDroppedWithItsFailedRowsMovedClaimableRequeueableAndDeduped()
             throws Exception {
-        Instant signed = day.atTime(10, 0).toInstant(ZoneOffset.UTC);
+        // the day's first instant: within a day of now, where a claim looks (InboxClaims), so the end can claim
+        Instant signed = day.atStartOfDay().toInstant(ZoneOffset.UTC);
         store("done", signed);
         store("failed", signed);
         exec(db, "update webhook_inbox set processed_at = now() where delivery_key = 'done'");
