@@ -1,9 +1,7 @@
 package dev.metakit.inbox.config;
 
 import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.support.service.ServiceHelper;
-import org.apache.camel.support.service.ServiceSupport;
 
 /**
  * A bean of the route files that holds something (a pool, threads, a mount, a registration with Camel) only while
@@ -20,14 +18,13 @@ import org.apache.camel.support.service.ServiceSupport;
  * next version (Camel's bean step does so for any bean that is a service): a route file saved into a running process
  * stops and starts the beans its routes call. So {@link #begin()} after {@link #end()} takes again what end gave back.
  */
-public abstract class ContextBean extends ServiceSupport implements CamelContextAware, AutoCloseable {
-    private CamelContext camelContext;
+public abstract class ContextBean extends ContextService implements AutoCloseable {
     private volatile boolean closed;
 
     /** The initMethod: refuses a setting left unset or wrong, then starts with the context (at once if it runs). */
     public void startWithContext() throws Exception {
         checkSettings();
-        camelContext.addService(this, true, true);
+        getCamelContext().addService(this, true, true);
     }
 
     /** Throws a {@link ConfigurationException} naming the property key of a setting left unset or wrong. */
@@ -59,6 +56,7 @@ public abstract class ContextBean extends ServiceSupport implements CamelContext
     @Override
     public void close() {
         closed = true;
+        CamelContext camelContext = getCamelContext();
         if (camelContext != null) {
             try {
                 camelContext.removeService(this);
@@ -67,15 +65,5 @@ public abstract class ContextBean extends ServiceSupport implements CamelContext
             }
         }
         ServiceHelper.stopService(this);
-    }
-
-    @Override
-    public void setCamelContext(CamelContext camelContext) {
-        this.camelContext = camelContext;
-    }
-
-    @Override
-    public CamelContext getCamelContext() {
-        return camelContext;
     }
 }

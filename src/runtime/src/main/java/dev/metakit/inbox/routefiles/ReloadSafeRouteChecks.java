@@ -1,7 +1,7 @@
 package dev.metakit.inbox.routefiles;
 
+import dev.metakit.inbox.config.ContextService;
 import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.NonManagedService;
 import org.apache.camel.Route;
 import org.apache.camel.StaticService;
@@ -11,7 +11,6 @@ import org.apache.camel.health.HealthCheckRepository;
 import org.apache.camel.health.HealthCheckResultBuilder;
 import org.apache.camel.impl.health.ConsumerHealthCheck;
 import org.apache.camel.impl.health.RouteHealthCheck;
-import org.apache.camel.support.service.ServiceSupport;
 
 import java.util.List;
 import java.util.Map;
@@ -28,8 +27,8 @@ import java.util.stream.Stream;
  * nor down): whether the bundle's essential routes are back is the bundle's own readiness check's to say. Every other
  * route is checked by Camel's own checks.
  */
-public final class ReloadSafeRouteChecks extends ServiceSupport
-        implements HealthCheckRepository, CamelContextAware, StaticService, NonManagedService {
+public final class ReloadSafeRouteChecks extends ContextService
+        implements HealthCheckRepository, StaticService, NonManagedService {
     /** Camel's ids of the two repositories, kept so that their settings and exclusions still apply */
     static final String ROUTES = "routes";
     static final String CONSUMERS = "consumers";
@@ -37,7 +36,6 @@ public final class ReloadSafeRouteChecks extends ServiceSupport
     private final String id;
     private final Function<Route, HealthCheck> checkOf;
     private final Map<Route, HealthCheck> checks = new ConcurrentHashMap<>();
-    private volatile CamelContext context;
     private boolean enabled = true;
 
     private ReloadSafeRouteChecks(String id, Function<Route, HealthCheck> checkOf) {
@@ -65,7 +63,7 @@ public final class ReloadSafeRouteChecks extends ServiceSupport
 
     @Override
     public Stream<HealthCheck> stream() {
-        CamelContext camel = context;
+        CamelContext camel = getCamelContext();
         if (camel == null || !enabled) {
             return Stream.empty();
         }
@@ -87,16 +85,6 @@ public final class ReloadSafeRouteChecks extends ServiceSupport
     @Override
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
-    }
-
-    @Override
-    public void setCamelContext(CamelContext context) {
-        this.context = context;
-    }
-
-    @Override
-    public CamelContext getCamelContext() {
-        return context;
     }
 
     /** Runs Camel's check of {@code route}, unless the route is removed before or while it reads. */
