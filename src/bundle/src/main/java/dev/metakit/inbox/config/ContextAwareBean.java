@@ -5,8 +5,7 @@ import org.apache.camel.CamelContextAware;
 
 /**
  * A plain object of the bundle that Camel hands its CamelContext (a bean of the route files, a properties function):
- * where a bean reads what it must not be given as a placeholder, its secret settings ({@link #secret}). The Camel
- * services' counterpart is {@link ContextService}.
+ * where a bean reads what it must not be given as a placeholder, its secret settings ({@link #secret}).
  */
 public abstract class ContextAwareBean implements CamelContextAware {
     private CamelContext camelContext;

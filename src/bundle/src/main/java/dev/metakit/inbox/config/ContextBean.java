@@ -1,7 +1,9 @@
 package dev.metakit.inbox.config;
 
 import org.apache.camel.CamelContext;
+import org.apache.camel.CamelContextAware;
 import org.apache.camel.support.service.ServiceHelper;
+import org.apache.camel.support.service.ServiceSupport;
 
 /**
  * A bean of the route files that holds something (a pool, threads, a mount, a registration with Camel) only while
@@ -18,13 +20,14 @@ import org.apache.camel.support.service.ServiceHelper;
  * next version (Camel's bean step does so for any bean that is a service): a route file saved into a running process
  * stops and starts the beans its routes call. So {@link #begin()} after {@link #end()} takes again what end gave back.
  */
-public abstract class ContextBean extends ContextService implements AutoCloseable {
+public abstract class ContextBean extends ServiceSupport implements CamelContextAware, AutoCloseable {
+    private CamelContext camelContext;
     private volatile boolean closed;
 
     /** The initMethod: refuses a setting left unset or wrong, then starts with the context (at once if it runs). */
     public void startWithContext() throws Exception {
         checkSettings();
-        getCamelContext().addService(this, true, true);
+        camelContext.addService(this, true, true);
     }
 
     /** Throws a {@link ConfigurationException} naming the property key of a setting left unset or wrong. */
@@ -56,7 +59,6 @@ public abstract class ContextBean extends ContextService implements AutoCloseabl
     @Override
     public void close() {
         closed = true;
-        CamelContext camelContext = getCamelContext();
         if (camelContext != null) {
             try {
                 camelContext.removeService(this);
@@ -65,5 +67,15 @@ public abstract class ContextBean extends ContextService implements AutoCloseabl
             }
         }
         ServiceHelper.stopService(this);
+    }
+
+    @Override
+    public void setCamelContext(CamelContext camelContext) {
+        this.camelContext = camelContext;
+    }
+
+    @Override
+    public CamelContext getCamelContext() {
+        return camelContext;
     }
 }

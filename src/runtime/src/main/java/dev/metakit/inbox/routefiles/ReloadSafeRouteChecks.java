@@ -1,6 +1,5 @@
 package dev.metakit.inbox.routefiles;
 
-import dev.metakit.inbox.config.ContextService;
 import org.apache.camel.CamelContext;
 import org.apache.camel.NonManagedService;
 import org.apache.camel.Route;
@@ -11,6 +10,7 @@ import org.apache.camel.health.HealthCheckRepository;
 import org.apache.camel.health.HealthCheckResultBuilder;
 import org.apache.camel.impl.health.ConsumerHealthCheck;
 import org.apache.camel.impl.health.RouteHealthCheck;
+import org.apache.camel.support.service.ServiceSupport;
 
 import java.util.List;
 import java.util.Map;
@@ -27,7 +27,7 @@ import java.util.stream.Stream;
  * nor down): whether the bundle's essential routes are back is the bundle's own readiness check's to say. Every other
  * route is checked by Camel's own checks.
  */
-public final class ReloadSafeRouteChecks extends ContextService
+public final class ReloadSafeRouteChecks extends ServiceSupport
         implements HealthCheckRepository, StaticService, NonManagedService {
     /** Camel's ids of the two repositories, kept so that their settings and exclusions still apply */
     static final String ROUTES = "routes";
@@ -36,17 +36,20 @@ public final class ReloadSafeRouteChecks extends ContextService
     private final String id;
     private final Function<Route, HealthCheck> checkOf;
     private final Map<Route, HealthCheck> checks = new ConcurrentHashMap<>();
+    /** the context whose routes are checked, the one these checks are put in */
+    private final CamelContext context;
     private boolean enabled = true;
 
-    private ReloadSafeRouteChecks(String id, Function<Route, HealthCheck> checkOf) {
+    private ReloadSafeRouteChecks(CamelContext context, String id, Function<Route, HealthCheck> checkOf) {
+        this.context = context;
         this.id = id;
         this.checkOf = checkOf;
     }
 
     /** Puts these checks in place of Camel's, each with Camel's on/off setting; none where Camel's are not registered. */
     static void replaceCamels(CamelContext context) {
-        replace(context, new ReloadSafeRouteChecks(ROUTES, RouteCheck::new));
-        replace(context, new ReloadSafeRouteChecks(CONSUMERS, ConsumerCheck::new));
+        replace(context, new ReloadSafeRouteChecks(context, ROUTES, RouteCheck::new));
+        replace(context, new ReloadSafeRouteChecks(context, CONSUMERS, ConsumerCheck::new));
     }
 
     private static void replace(CamelContext context, ReloadSafeRouteChecks safe) {
@@ -55,7 +58,6 @@ public final class ReloadSafeRouteChecks extends ContextService
         if (camels.isEmpty() || camels.get() instanceof ReloadSafeRouteChecks) {
             return;
         }
-        safe.setCamelContext(context);
         safe.setEnabled(camels.get().isEnabled());
         registry.unregister(camels.get());
         registry.register(safe);
@@ -63,11 +65,10 @@ public final class ReloadSafeRouteChecks extends ContextService
 
     @Override
     public Stream<HealthCheck> stream() {
-        CamelContext camel = getCamelContext();
-        if (camel == null || !enabled) {
+        if (!enabled) {
             return Stream.empty();
         }
-        List<Route> routes = camel.getRoutes();
+        List<Route> routes = context.getRoutes();
         checks.keySet().retainAll(routes); // a removed route's check goes with it
         return routes.stream().filter(r -> r.getId() != null).map(r -> checks.computeIfAbsent(r, checkOf));
     }
