@@ -8,7 +8,6 @@ import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -22,25 +21,19 @@ public class ConformanceResource implements QuarkusTestResourceLifecycleManager 
     static final GivenSecrets SECRETS = GivenSecrets.random();
     static final int PORT = RuntimeParts.freePort();
     static final Path LOG = Path.of("target", "quarkus-conformance-" + ProcessHandle.current().pid() + ".log");
-    static RestartablePostgres postgres;
     static Sandbox sandbox;
     static RuntimeParts parts;
-
-    static URI webhook() {
-        return URI.create("http://127.0.0.1:" + PORT + "/hooks/metakit");
-    }
 
     @Override
     public Map<String, String> start() {
         parts = RuntimeParts.start(SECRETS, PORT);
-        postgres = parts.postgres();
         sandbox = parts.sandbox();
         Map<String, String> settings = new HashMap<>(parts.settings());
         settings.put("quarkus.http.test-port", String.valueOf(PORT));
         settings.put("quarkus.http.host", "127.0.0.1");
         settings.put("quarkus.log.file.enabled", "true");
         settings.put("quarkus.log.file.path", LOG.toString());
-        settings.put("quarkus.datasource.jdbc.url", postgres.jdbcUrl());
+        settings.put("quarkus.datasource.jdbc.url", parts.postgres().jdbcUrl());
         settings.put("quarkus.datasource.username", RestartablePostgres.USER);
         settings.put("quarkus.datasource.password", SECRETS.databasePassword());
         return settings;

@@ -12,9 +12,6 @@ import jakarta.inject.Inject;
 import org.apache.camel.CamelContext;
 
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.util.List;
 
@@ -25,8 +22,6 @@ import java.util.List;
 @QuarkusTest
 @QuarkusTestResource(value = ConformanceResource.class, restrictToAnnotatedClass = true)
 class QuarkusConformanceTest extends ConformanceChecks implements RuntimeOnParts {
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
-
     @Inject
     CamelContext camelContext;
 
@@ -56,10 +51,7 @@ class QuarkusConformanceTest extends ConformanceChecks implements RuntimeOnParts
 
     @Override
     public Readiness readiness() throws Exception {
-        HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + ConformanceResource.PORT + "/q/health/ready")).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
-        return new Readiness(ready.statusCode() == 200, ready.body());
+        return Readiness.probe(URI.create("http://127.0.0.1:" + ConformanceResource.PORT + "/q/health/ready"));
     }
 
     @Override

@@ -3,8 +3,9 @@ package dev.metakit.example.boot;
 import dev.metakit.inbox.conformance.ConformanceChecks;
 import dev.metakit.inbox.conformance.GivenSecrets;
 import dev.metakit.inbox.conformance.RestartablePostgres;
+import dev.metakit.inbox.conformance.RuntimeOnParts;
+import dev.metakit.inbox.conformance.RuntimeParts;
 import dev.metakit.inbox.conformance.RuntimeUnderTest;
-import dev.metakit.inbox.sandbox.Sandbox;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import org.apache.camel.CamelContext;
@@ -19,13 +20,9 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.util.TestSocketUtils;
 
-import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -47,7 +44,7 @@ import java.util.List;
 @AutoConfigureObservability(metrics = false)
 // the host stops when the class ends, not at the JVM's exit
 @DirtiesContext
-class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest {
+class BootConformanceTest extends ConformanceChecks implements RuntimeOnParts {
     /** OpenTelemetry's SDK testing exporter in place of OTLP: Boot's tracing exports to every SpanExporter bean */
     private static final InMemorySpanExporter SPANS = InMemorySpanExporter.create();
 
@@ -59,27 +56,25 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest 
         }
     }
 
-    private static final GivenSecrets SECRETS = GivenSecrets.random();
-    private static final int PORT = TestSocketUtils.findAvailableTcpPort();
     static final String LOG_FILE = "target/boot-conformance.log";
     private static final Path LOG = fresh(Path.of(LOG_FILE));
-    private static final RestartablePostgres POSTGRES = new RestartablePostgres();
-    private static final Sandbox SANDBOX = startMetakit();
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final RuntimeParts PARTS = RuntimeParts.start(GivenSecrets.random(),
+            TestSocketUtils.findAvailableTcpPort());
+    private static final GivenSecrets SECRETS = PARTS.secrets();
 
     @Autowired
     CamelContext camelContext;
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
-        registry.add("server.port", () -> PORT);
+        registry.add("server.port", PARTS::port);
         registry.add("logging.file.name", LOG::toString);
-        registry.add("spring.datasource.url", POSTGRES::jdbcUrl);
+        registry.add("spring.datasource.url", PARTS.postgres()::jdbcUrl);
         registry.add("spring.datasource.username", () -> RestartablePostgres.USER);
         registry.add("spring.datasource.password", SECRETS::databasePassword);
         registry.add("metakit.webhook.secret", SECRETS::webhookSecret);
         registry.add("metakit.webhook.secret-previous", SECRETS::previousSecret);
-        registry.add("metakit.api.url", () -> SANDBOX.apiBaseUrl().toString());
+        registry.add("metakit.api.url", () -> PARTS.sandbox().apiBaseUrl().toString());
         registry.add("metakit.api.key", SECRETS::apiKey);
         registry.add("metakit.ops.token", SECRETS::opsToken);
         registry.add("metakit.accounts", () -> "1");
@@ -95,14 +90,6 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest 
         return log;
     }
 
-    private static Sandbox startMetakit() {
-        try {
-            return SECRETS.metakit(URI.create("http://127.0.0.1:" + PORT + "/hooks/metakit"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     /**
      * The bundle first, then what it stands on: Camel stopping without its database waits out its graceful stop
      * (45 s). Spring closes the rest of the host after this class.
@@ -110,8 +97,7 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest 
     @AfterAll
     void stop() throws IOException {
         camelContext.stop();
-        SANDBOX.close();
-        POSTGRES.close();
+        PARTS.close();
     }
 
     @Override
@@ -120,23 +106,8 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest 
     }
 
     @Override
-    public URI webhook() {
-        return URI.create("http://127.0.0.1:" + PORT + "/hooks/metakit");
-    }
-
-    @Override
-    public String webhookSecret() {
-        return SECRETS.webhookSecret();
-    }
-
-    @Override
-    public List<String> secrets() {
-        return SECRETS.all();
-    }
-
-    @Override
-    public Sandbox metakit() {
-        return SANDBOX;
+    public RuntimeParts parts() {
+        return PARTS;
     }
 
     @Override
@@ -151,25 +122,7 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeUnderTest 
 
     @Override
     public Readiness readiness() throws Exception {
-        HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + PORT + "/actuator/health/readiness")).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
-        return new Readiness(ready.statusCode() == 200, ready.body());
-    }
-
-    @Override
-    public DataSource database() {
-        return POSTGRES.dataSource();
-    }
-
-    @Override
-    public void stopDatabase() throws Exception {
-        POSTGRES.stop();
-    }
-
-    @Override
-    public void startDatabase() throws Exception {
-        POSTGRES.start();
+        return Readiness.probe(URI.create("http://127.0.0.1:" + PARTS.port() + "/actuator/health/readiness"));
     }
 
     @Override

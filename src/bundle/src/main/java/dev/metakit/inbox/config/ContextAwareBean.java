@@ -4,8 +4,8 @@ import org.apache.camel.CamelContext;
 import org.apache.camel.CamelContextAware;
 
 /**
- * A plain bean of the route files that Camel hands its CamelContext: where it reads what it must not be given as a
- * placeholder, its secret settings ({@link #secret}).
+ * A plain object of the bundle that Camel hands its CamelContext (a bean of the route files, a properties function):
+ * where a bean reads what it must not be given as a placeholder, its secret settings ({@link #secret}).
  */
 public abstract class ContextAwareBean implements CamelContextAware {
     private CamelContext camelContext;

@@ -1,7 +1,5 @@
 package dev.metakit.inbox.config;
 
-import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.spi.PropertiesFunction;
 
 /**
@@ -10,9 +8,7 @@ import org.apache.camel.spi.PropertiesFunction;
  * It takes the key rather than the value so that a refusal names the setting.
  */
 @org.apache.camel.spi.annotations.PropertiesFunction("metakit-millis")
-public class DurationMillisFunction implements PropertiesFunction, CamelContextAware {
-    private CamelContext camelContext;
-
+public class DurationMillisFunction extends ContextAwareBean implements PropertiesFunction {
     @Override
     public String getName() {
         return "metakit-millis";
@@ -21,18 +17,8 @@ public class DurationMillisFunction implements PropertiesFunction, CamelContextA
     @Override
     public String apply(String key) {
         String k = key.trim();
-        String value = camelContext.getPropertiesComponent().resolveProperty(k)
+        String value = getCamelContext().getPropertiesComponent().resolveProperty(k)
                 .orElseThrow(() -> new ConfigurationException(k + " is not set"));
         return String.valueOf(DurationSetting.millis(k, value));
-    }
-
-    @Override
-    public CamelContext getCamelContext() {
-        return camelContext;
-    }
-
-    @Override
-    public void setCamelContext(CamelContext camelContext) {
-        this.camelContext = camelContext;
     }
 }

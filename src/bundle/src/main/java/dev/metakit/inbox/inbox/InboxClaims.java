@@ -288,13 +288,8 @@ public class InboxClaims {
      * the lease runs out. Returns how many leases were extended.
      */
     public int renew(Claimant owner, Collection<InboxKey> keys, Duration lease) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "update webhook_inbox w set claimed_until = now() + ?::interval" + HELD + " and w.processed_at is null")) {
-            ps.setString(1, Jdbc.interval(lease));
-            int next = InboxKey.bind(c, ps, 2, keys);
-            ps.setObject(next, owner.bootToken());
-            return ps.executeUpdate();
-        }
+        return updateHeld("update webhook_inbox w set claimed_until = now() + ?::interval", owner, keys,
+                Jdbc.interval(lease));
     }
 
     /**
@@ -324,12 +319,7 @@ public class InboxClaims {
      * at once, for anyone (an instance stopping with work it could not finish). Returns how many.
      */
     public int release(Claimant owner, Collection<InboxKey> keys) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                GIVE_BACK + HELD + " and w.processed_at is null")) {
-            int next = InboxKey.bind(c, ps, 1, keys);
-            ps.setObject(next, owner.bootToken());
-            return ps.executeUpdate();
-        }
+        return updateHeld(GIVE_BACK, owner, keys);
     }
 
     /**
@@ -356,12 +346,7 @@ public class InboxClaims {
 
     /** Applied (rows that need no reconcile, or whose reconcile committed): the rows {@code owner} still holds. */
     public int markProcessed(Claimant owner, Collection<InboxKey> keys) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                PROCESSED + HELD + " and w.processed_at is null")) {
-            int next = InboxKey.bind(c, ps, 1, keys);
-            ps.setObject(next, owner.bootToken());
-            return ps.executeUpdate();
-        }
+        return updateHeld(PROCESSED, owner, keys);
     }
 
     /**
@@ -447,11 +432,23 @@ public class InboxClaims {
 
     /** Failed with {@code error} (attempts spent, or a row no retry can fix): the rows {@code owner} still holds. */
     public int markFailed(Claimant owner, Collection<InboxKey> keys, String error) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+        return updateHeld("""
                 update webhook_inbox w set failed_at = now(), claimed_by = null, claim_token = null,
-                       claimed_until = null, last_error = ?""" + HELD + " and w.processed_at is null")) {
-            ps.setString(1, truncate(error));
-            int next = InboxKey.bind(c, ps, 2, keys);
+                       claimed_until = null, last_error = ?""", owner, keys, truncate(error));
+    }
+
+    /**
+     * Runs {@code update} (an {@code update webhook_inbox w set ...} with {@code parameters} as its placeholders) on
+     * the rows of {@code keys} that {@code owner} still holds and has not settled processed. Returns how many.
+     */
+    private int updateHeld(String update, Claimant owner, Collection<InboxKey> keys, String... parameters)
+            throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                update + HELD + " and w.processed_at is null")) {
+            for (int i = 0; i < parameters.length; i++) {
+                ps.setString(i + 1, parameters[i]);
+            }
+            int next = InboxKey.bind(c, ps, parameters.length + 1, keys);
             ps.setObject(next, owner.bootToken());
             return ps.executeUpdate();
         }

@@ -64,12 +64,8 @@ class EarlierInstallUpgradeTest {
                 .as("the earlier build's baseline row on a schema with a host's table").isOne();
 
         try (FakeMetaKit metakit = new FakeMetaKit(); RecordingFeedOutlet outlet = new RecordingFeedOutlet()) {
-            // the pending delivery of account 7 names a position MetaKit now lists beside the one the table holds
-            metakit.open(7, 70, "0.10", "0", "0", Instant.parse("2026-12-01T10:00:00Z"));
-            metakit.open(7, 71, "0.20", "0", "0", Instant.parse("2026-12-04T10:00:00Z"));
-            try (RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of(
-                    "metakit.database.url", url,
-                    "camel.main.routes-include-pattern", routeFilesWithOutlet(routes, outlet.url("upgraded"))))) {
+            listAccount7(metakit);
+            try (RunningInbox inbox = startUpgraded(metakit, url, routes, outlet.url("upgraded"))) {
                 assertThat(strings(db, "select tablename from pg_tables where schemaname = 'public'"))
                         .containsExactly("orders");
                 assertThat(strings(db, "select relname from pg_class where relkind = 'S'"
@@ -226,6 +222,23 @@ class EarlierInstallUpgradeTest {
                 s.execute();
             }
         }
+    }
+
+    /**
+     * What MetaKit lists of account 7 after the upgrade: the position {@link #fillEveryTable} holds, and beside it the
+     * one the pending delivery of account 7 names.
+     */
+    static void listAccount7(FakeMetaKit metakit) {
+        metakit.open(7, 70, "0.10", "0", "0", Instant.parse("2026-12-01T10:00:00Z"));
+        metakit.open(7, 71, "0.20", "0", "0", Instant.parse("2026-12-04T10:00:00Z"));
+    }
+
+    /** The inbox on the upgraded database at {@code url}, its feed's outlet pointed at {@code outletUri}. */
+    static RunningInbox startUpgraded(FakeMetaKit metakit, String url, Path routes, String outletUri)
+            throws Exception {
+        return RunningInbox.againstFakeMetaKit(metakit, Map.of(
+                "metakit.database.url", url,
+                "camel.main.routes-include-pattern", routeFilesWithOutlet(routes, outletUri)));
     }
 
     /** The project's route files with the feed's outlet pointed at {@code outletUri}. */

@@ -20,12 +20,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 
 import static dev.metakit.inbox.db.EarlierInstallUpgradeTest.fillEveryTable;
+import static dev.metakit.inbox.db.EarlierInstallUpgradeTest.listAccount7;
 import static dev.metakit.inbox.db.EarlierInstallUpgradeTest.ids;
-import static dev.metakit.inbox.db.EarlierInstallUpgradeTest.routeFilesWithOutlet;
+import static dev.metakit.inbox.db.EarlierInstallUpgradeTest.startUpgraded;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
 import static dev.metakit.inbox.support.TestDatabase.strings;
 import static dev.metakit.inbox.support.TestDatabase.text;
@@ -70,11 +70,8 @@ class PartitionedLayoutUpgradeTest {
         long inboxRows = scalar(db, "select count(*) from metakit.webhook_inbox");
 
         try (FakeMetaKit metakit = new FakeMetaKit(); RecordingFeedOutlet outlet = new RecordingFeedOutlet()) {
-            metakit.open(7, 70, "0.10", "0", "0", Instant.parse("2026-12-01T10:00:00Z"));
-            metakit.open(7, 71, "0.20", "0", "0", Instant.parse("2026-12-04T10:00:00Z"));
-            try (RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of(
-                    "metakit.database.url", url,
-                    "camel.main.routes-include-pattern", routeFilesWithOutlet(routes, outlet.url("partitioned"))))) {
+            listAccount7(metakit);
+            try (RunningInbox inbox = startUpgraded(metakit, url, routes, outlet.url("partitioned"))) {
                 assertThat(strings(db, "select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid"
                         + " where i.inhparent = 'metakit.webhook_inbox'::regclass"))
                         .contains("webhook_inbox_kept", DayPartitions.INBOX.name(DayPartitions.day(Instant.now())));

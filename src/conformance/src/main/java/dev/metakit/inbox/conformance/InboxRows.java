@@ -16,36 +16,23 @@ final class InboxRows {
 
     /** How many rows the inbox holds under {@code deliveryKey} (0 or 1). */
     static int count(DataSource db, String deliveryKey) throws SQLException {
-        try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement("select count(*) from " + INBOX + " where delivery_key = ?")) {
-            s.setString(1, deliveryKey);
-            try (ResultSet rs = s.executeQuery()) {
-                rs.next();
-                return rs.getInt(1);
-            }
-        }
+        return first(db, Integer.class, "select count(*)::int from " + INBOX + " where delivery_key = ?", deliveryKey);
     }
 
     /** The stored event of the row under {@code deliveryKey}, or null when there is none. */
     static String event(DataSource db, String deliveryKey) throws SQLException {
-        try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement("select event from " + INBOX + " where delivery_key = ?")) {
-            s.setString(1, deliveryKey);
-            try (ResultSet rs = s.executeQuery()) {
-                return rs.next() ? rs.getString(1) : null;
-            }
-        }
+        return first(db, String.class, "select event from " + INBOX + " where delivery_key = ?", deliveryKey);
     }
 
     /** The trace context stored with the row under {@code deliveryKey} (its ingest span's), or null. */
     static String traceParent(DataSource db, String deliveryKey) throws SQLException {
-        return text(db, "select trace_parent from " + INBOX + " where delivery_key = ?", deliveryKey);
+        return first(db, String.class, "select trace_parent from " + INBOX + " where delivery_key = ?", deliveryKey);
     }
 
     /** The account's rows a reconcile has still to serve (neither processed nor given up). */
     static long waiting(DataSource db, long accountId) throws SQLException {
-        return Long.parseLong(text(db, "select count(*) from " + INBOX + " where account_id = ?"
-                + " and processed_at is null and failed_at is null", accountId));
+        return first(db, Long.class, "select count(*) from " + INBOX + " where account_id = ?"
+                + " and processed_at is null and failed_at is null", accountId);
     }
 
     /**
@@ -53,32 +40,25 @@ final class InboxRows {
      * published it (the change of the reconcile that first saw the position), or null until then.
      */
     static String publishedChangeTraceParent(DataSource db, long accountId, long ticket) throws SQLException {
-        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(
-                "select trace_parent, published_at from metakit.position_changes where account_id = ? and ticket = ?"
-                        + " order by seq limit 1")) {
-            s.setLong(1, accountId);
-            s.setLong(2, ticket);
-            try (ResultSet rs = s.executeQuery()) {
-                return rs.next() && rs.getTimestamp(2) != null ? rs.getString(1) : null;
-            }
-        }
-    }
-
-    private static String text(DataSource db, String sql, Object parameter) throws SQLException {
-        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
-            s.setObject(1, parameter);
-            try (ResultSet rs = s.executeQuery()) {
-                return rs.next() ? rs.getString(1) : null;
-            }
-        }
+        return first(db, String.class, "select trace_parent from (select trace_parent, published_at"
+                + " from metakit.position_changes where account_id = ? and ticket = ? order by seq limit 1) earliest"
+                + " where published_at is not null", accountId, ticket);
     }
 
     /** Every row the inbox holds. */
     static long all(DataSource db) throws SQLException {
-        try (Connection c = db.getConnection();
-             ResultSet rs = c.createStatement().executeQuery("select count(*) from " + INBOX)) {
-            rs.next();
-            return rs.getLong(1);
+        return first(db, Long.class, "select count(*) from " + INBOX);
+    }
+
+    /** The first column of the query's first row, or null when it has none. */
+    private static <T> T first(DataSource db, Class<T> type, String sql, Object... parameters) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < parameters.length; i++) {
+                s.setObject(i + 1, parameters[i]);
+            }
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() ? rs.getObject(1, type) : null;
+            }
         }
     }
 }

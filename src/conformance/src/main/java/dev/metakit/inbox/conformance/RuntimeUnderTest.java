@@ -4,7 +4,11 @@ import dev.metakit.inbox.sandbox.Sandbox;
 import io.opentelemetry.sdk.trace.data.SpanData;
 
 import javax.sql.DataSource;
+import java.io.IOException;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.List;
 
 /**
@@ -74,5 +78,13 @@ public interface RuntimeUnderTest {
 
     /** The readiness a probe reads: up or down, and the text that names the checks. */
     record Readiness(boolean up, String report) {
+        private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+        /** The readiness as a probe reads it from the runtime's HTTP {@code endpoint}: up when it answers 200. */
+        public static Readiness probe(URI endpoint) throws IOException, InterruptedException {
+            HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(endpoint).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return new Readiness(ready.statusCode() == 200, ready.body());
+        }
     }
 }

@@ -1,7 +1,6 @@
 package dev.metakit.inbox.routefiles;
 
 import org.apache.camel.CamelContext;
-import org.apache.camel.CamelContextAware;
 import org.apache.camel.NonManagedService;
 import org.apache.camel.Route;
 import org.apache.camel.StaticService;
@@ -29,7 +28,7 @@ import java.util.stream.Stream;
  * route is checked by Camel's own checks.
  */
 public final class ReloadSafeRouteChecks extends ServiceSupport
-        implements HealthCheckRepository, CamelContextAware, StaticService, NonManagedService {
+        implements HealthCheckRepository, StaticService, NonManagedService {
     /** Camel's ids of the two repositories, kept so that their settings and exclusions still apply */
     static final String ROUTES = "routes";
     static final String CONSUMERS = "consumers";
@@ -37,18 +36,20 @@ public final class ReloadSafeRouteChecks extends ServiceSupport
     private final String id;
     private final Function<Route, HealthCheck> checkOf;
     private final Map<Route, HealthCheck> checks = new ConcurrentHashMap<>();
-    private volatile CamelContext context;
+    /** the context whose routes are checked, the one these checks are put in */
+    private final CamelContext context;
     private boolean enabled = true;
 
-    private ReloadSafeRouteChecks(String id, Function<Route, HealthCheck> checkOf) {
+    private ReloadSafeRouteChecks(CamelContext context, String id, Function<Route, HealthCheck> checkOf) {
+        this.context = context;
         this.id = id;
         this.checkOf = checkOf;
     }
 
     /** Puts these checks in place of Camel's, each with Camel's on/off setting; none where Camel's are not registered. */
     static void replaceCamels(CamelContext context) {
-        replace(context, new ReloadSafeRouteChecks(ROUTES, RouteCheck::new));
-        replace(context, new ReloadSafeRouteChecks(CONSUMERS, ConsumerCheck::new));
+        replace(context, new ReloadSafeRouteChecks(context, ROUTES, RouteCheck::new));
+        replace(context, new ReloadSafeRouteChecks(context, CONSUMERS, ConsumerCheck::new));
     }
 
     private static void replace(CamelContext context, ReloadSafeRouteChecks safe) {
@@ -57,7 +58,6 @@ public final class ReloadSafeRouteChecks extends ServiceSupport
         if (camels.isEmpty() || camels.get() instanceof ReloadSafeRouteChecks) {
             return;
         }
-        safe.setCamelContext(context);
         safe.setEnabled(camels.get().isEnabled());
         registry.unregister(camels.get());
         registry.register(safe);
@@ -65,11 +65,10 @@ public final class ReloadSafeRouteChecks extends ServiceSupport
 
     @Override
     public Stream<HealthCheck> stream() {
-        CamelContext camel = context;
-        if (camel == null || !enabled) {
+        if (!enabled) {
             return Stream.empty();
         }
-        List<Route> routes = camel.getRoutes();
+        List<Route> routes = context.getRoutes();
         checks.keySet().retainAll(routes); // a removed route's check goes with it
         return routes.stream().filter(r -> r.getId() != null).map(r -> checks.computeIfAbsent(r, checkOf));
     }
@@ -87,16 +86,6 @@ public final class ReloadSafeRouteChecks extends ServiceSupport
     @Override
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
-    }
-
-    @Override
-    public void setCamelContext(CamelContext context) {
-        this.context = context;
-    }
-
-    @Override
-    public CamelContext getCamelContext() {
-        return context;
     }
 
     /** Runs Camel's check of {@code route}, unless the route is removed before or while it reads. */

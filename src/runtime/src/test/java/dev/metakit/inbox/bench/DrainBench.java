@@ -52,10 +52,8 @@ public final class DrainBench {
         int openPer = Integer.parseInt(o.get("open-per-account"));
         int rounds = Integer.parseInt(o.get("rounds"));
         int warmupRows = Integer.parseInt(o.get("warmup-rows"));
-        BenchOptions.quietReconcileLogs();
 
-        DataSource ds = TestDatabase.dataSource();
-        TestDatabase.truncateAll();
+        DataSource ds = BenchOptions.quietEmptyDatabase();
         try (BenchApi api = new BenchApi(accounts, openPer, Duration.ofMillis(Long.parseLong(o.get("latency-ms"))),
                 Integer.parseInt(o.get("api-threads")))) {
             api.requireTickets(99_300_000L);
@@ -197,8 +195,18 @@ public final class DrainBench {
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         }
 
-        /** Per-account INFO lines off (as in sandbox mode); the full reconcile's progress lines stay. */
-        static void quietReconcileLogs() {
+        /**
+         * Where a worker benchmark starts: the test database, emptied, with the per-account INFO lines off (as in
+         * sandbox mode; the full reconcile's progress lines stay).
+         */
+        static DataSource quietEmptyDatabase() {
+            quietReconcileLogs();
+            DataSource ds = TestDatabase.dataSource();
+            TestDatabase.truncateAll();
+            return ds;
+        }
+
+        private static void quietReconcileLogs() {
             org.apache.logging.log4j.core.config.Configurator.setLevel("dev.metakit.inbox.reconcile",
                     org.apache.logging.log4j.Level.WARN);
             org.apache.logging.log4j.core.config.Configurator.setLevel("dev.metakit.inbox.worker",

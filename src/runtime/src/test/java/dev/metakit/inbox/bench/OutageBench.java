@@ -3,7 +3,6 @@ package dev.metakit.inbox.bench;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
-import dev.metakit.inbox.support.TestDatabase;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -53,10 +52,8 @@ public final class OutageBench {
         int window = Integer.parseInt(o.get("window-s"));
         int rate = Integer.parseInt(o.get("rate"));
         int accounts = Integer.parseInt(o.get("accounts"));
-        DrainBench.BenchOptions.quietReconcileLogs();
 
-        DataSource ds = TestDatabase.dataSource();
-        TestDatabase.truncateAll();
+        DataSource ds = DrainBench.BenchOptions.quietEmptyDatabase();
         Optional<ProcessHandle> server = serverProcess(ds);
         try (FakeMetaKit metakit = FakeMetaKit.onCleanDatabase(accounts)) {
             metakit.latency(latencyMillis);

@@ -43,10 +43,8 @@ public final class ReconcileBench {
         int apiConcurrency = Integer.parseInt(o.get("api-concurrency"));
         int reconcileConcurrency = Integer.parseInt(o.get("reconcile-concurrency"));
         int concurrency = Math.min(apiConcurrency, reconcileConcurrency);
-        BenchOptions.quietReconcileLogs();
 
-        DataSource ds = TestDatabase.dataSource();
-        TestDatabase.truncateAll();
+        DataSource ds = BenchOptions.quietEmptyDatabase();
         try (BenchApi api = new BenchApi(accounts, Integer.parseInt(o.get("open-per-account")),
                 Duration.ofMillis(latencyMs), Integer.parseInt(o.get("api-threads")))) {
             TestDatabase.exec(ds, "insert into reconcile_runs (trigger, accounts_total, finished_at)"
