@@ -5,6 +5,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The line of a delivery the ingest route answers 503, on the logger named after the route (as its own {@code log}
@@ -19,18 +20,22 @@ public class UnstoredDeliveryLog implements Processor {
     @Override
     public void process(Exchange exchange) {
         Throwable failure = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Throwable.class);
-        String reason = failure == null ? "no exception" : failure.getMessage() != null ? failure.getMessage()
-                : failure.getClass().getSimpleName();
+        Level level = failure instanceof InboxOverloadedException ? Level.DEBUG
+                : failure instanceof InboxStoppingException ? Level.INFO : Level.WARN;
         Logger log = LoggerFactory.getLogger(exchange.getFromRouteId() != null ? exchange.getFromRouteId()
                 : UnstoredDeliveryLog.class.getName());
+        if (!log.isEnabledForLevel(level)) {
+            // shed by the thousand under overload: no logging context made for a line not written
+            return;
+        }
+        String reason = failure == null ? "no exception" : failure.getMessage() != null ? failure.getMessage()
+                : failure.getClass().getSimpleName();
         try (LogContext delivery = logContext.open(exchange)) {
-            if (failure instanceof InboxOverloadedException) {
-                log.debug("Delivery shed, answered 503 so MetaKit retries: {}", reason);
-            } else if (failure instanceof InboxStoppingException) {
-                log.info("Delivery not stored while stopping, answered 503 so MetaKit retries: {}", reason);
-            } else {
-                log.warn("Delivery not stored, answered 503 so MetaKit retries: {}", reason);
-            }
+            log.atLevel(level).log(switch (level) {
+                case DEBUG -> "Delivery shed, answered 503 so MetaKit retries: {}";
+                case INFO -> "Delivery not stored while stopping, answered 503 so MetaKit retries: {}";
+                default -> "Delivery not stored, answered 503 so MetaKit retries: {}";
+            }, reason);
         }
     }
 }
