@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ingest;
 
+import dev.metakit.inbox.trace.LogContext;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.support.AsyncProcessorSupport;
@@ -18,8 +19,14 @@ import java.util.concurrent.CompletableFuture;
  * it as it is. An EIP that asks for another key than the one staged is still answered correctly: its {@code add}
  * inserts under its own key and waits for that commit ({@link InboxRepository#add(Exchange, String)}, which says so
  * in one WARN line). A refused or failed insert is the exchange's exception, answered 503 by the route.
+ *
+ * <p>The rest of the route runs on the thread that completes the insert (an inbox writer's, or the deadline watch's),
+ * inside {@link AsyncCallback#done}: there it carries the delivery's logging context ({@link DeliveryLogContext}), so
+ * the lines of the steps after the store (the 503 line, a {@code log} step an integrator adds) name the delivery and
+ * its trace; taken off again when the route leaves the thread.
  */
 public class InboxHandOff extends AsyncProcessorSupport {
+    private final DeliveryLogContext logContext = new DeliveryLogContext();
     private InboxRepository repository;
 
     @Override
@@ -45,7 +52,9 @@ public class InboxHandOff extends AsyncProcessorSupport {
         }
         committed.whenComplete((isNew, failure) -> {
             settle(exchange, key, committed);
-            callback.done(false);
+            try (LogContext delivery = logContext.open(exchange)) {
+                callback.done(false);
+            }
         });
         return false;
     }

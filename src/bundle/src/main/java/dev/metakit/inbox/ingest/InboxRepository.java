@@ -1,6 +1,7 @@
 package dev.metakit.inbox.ingest;
 
 import dev.metakit.inbox.trace.CamelTracing;
+import dev.metakit.inbox.trace.LogContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.spi.IdempotentRepository;
 import org.apache.camel.support.ExchangeHelper;
@@ -44,6 +45,7 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
     private static final Logger LOG = LoggerFactory.getLogger(InboxRepository.class);
     /** Exchange property holding the {@link Delivery} that {@link #add(Exchange, String)} stores. */
     private final CamelTracing tracing = new CamelTracing();
+    private final DeliveryLogContext logContext = new DeliveryLogContext();
 
     public static final String DELIVERY_PROPERTY = "metakitDelivery";
     /** Exchange property holding the delivery key alone (the idempotent consumer's expression). */
@@ -72,10 +74,12 @@ public class InboxRepository extends ServiceSupport implements IdempotentReposit
         if (slowPathTold.compareAndSet(false, true)) {
             String route = ExchangeHelper.getAtRouteId(exchange) != null ? ExchangeHelper.getAtRouteId(exchange)
                     : exchange.getFromRouteId();
-            LOG.warn("Route {}: {}, so each delivery waits for its commit on a thread of its own. {}", route,
-                    staged == null ? "no hand-off-to-group-commit before its idempotentConsumer on inboxRepository"
-                            : "its idempotentConsumer's key is not " + DELIVERY_KEY_PROPERTY + " (staged "
-                            + "by hand-off-to-group-commit)", SLOW_PATH_REMEDY);
+            try (LogContext delivery = logContext.open(exchange)) {
+                LOG.warn("Route {}: {}, so each delivery waits for its commit on a thread of its own. {}", route,
+                        staged == null ? "no hand-off-to-group-commit before its idempotentConsumer on inboxRepository"
+                                : "its idempotentConsumer's key is not " + DELIVERY_KEY_PROPERTY + " (staged "
+                                + "by hand-off-to-group-commit)", SLOW_PATH_REMEDY);
+            }
         }
         return writer().store(deliveryUnder(exchange, key), arrival(exchange));
     }

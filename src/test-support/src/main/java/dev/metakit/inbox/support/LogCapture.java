@@ -8,6 +8,7 @@ import org.apache.logging.log4j.core.appender.AbstractAppender;
 import org.apache.logging.log4j.core.config.Property;
 
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
@@ -16,7 +17,7 @@ import java.util.function.Predicate;
 public final class LogCapture extends AbstractAppender implements AutoCloseable {
     private final Level threshold;
     private final Predicate<String> keep;
-    private final List<String> lines = new CopyOnWriteArrayList<>();
+    private final List<Line> lines = new CopyOnWriteArrayList<>();
     private final AtomicLong seen = new AtomicLong();
 
     private LogCapture(Level threshold, Predicate<String> keep) {
@@ -50,13 +51,22 @@ public final class LogCapture extends AbstractAppender implements AutoCloseable 
                     + event.getMessage().getFormattedMessage()
                     + (event.getThrown() == null ? "" : " " + event.getThrown());
             if (keep.test(line)) {
-                lines.add(line);
+                lines.add(new Line(line, event.getContextData().toMap()));
             }
         }
     }
 
+    /** A line kept, "LEVEL logger - message", and its logging context (MDC) when it was written. */
+    public record Line(String text, Map<String, String> context) {
+    }
+
     /** The lines kept, in the order they were written. */
     public List<String> lines() {
+        return lines.stream().map(Line::text).toList();
+    }
+
+    /** The lines kept with their logging context, in the order they were written. */
+    public List<Line> linesWithContext() {
         return List.copyOf(lines);
     }
 
