@@ -5,6 +5,9 @@ import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
 
 import javax.sql.DataSource;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -26,7 +29,8 @@ import java.util.Optional;
  * and the status watch are off (their calls would fail the same way; what is measured is the ingest and the worker's
  * claims). Signed deliveries at a fixed rate over N accounts ({@link SignedLoad}, 4 threads unless {@code --threads}).
  * Every window it prints PostgreSQL's CPU (the server's processes, read from /proc through the backend's parent: an
- * embedded or local server only), the JVM's, the deliveries acked and their p99, the pending rows, and those of them
+ * embedded or local server only; the live processes' and, through the postmaster's cutime/cstime, those that ended;
+ * not the benchmark's own count of pending rows at the window's end), the JVM's, the deliveries acked and their p99, the pending rows, and those of them
  * whose account backs off (held back by the account's one row; a claim reads none of them).
  *
  * <p>With {@code --recover-s N} the API then comes back (answering after {@code --latency-ms}) while deliveries keep
@@ -40,6 +44,8 @@ import java.util.Optional;
  * </pre>
  */
 public final class OutageBench {
+    /** sysconf(_SC_CLK_TCK): 100 on Linux's common builds; asked of getconf where it answers. */
+    private static final long CLOCK_TICKS = clockTicks();
 
     public static void main(String[] args) throws Exception {
         Map<String, String> o = DrainBench.BenchOptions.parse(args, "outage", Map.of("seconds", "120", "window-s", "10",
@@ -99,7 +105,9 @@ public final class OutageBench {
                     DrainBench.BenchOptions.appendResult(o, w * window, rate, accounts, acked,
                             inWindow.size() - acked, String.format(Locale.ROOT, "%.3f", serverCores),
                             String.format(Locale.ROOT, "%.3f", (jvmCpu - jvmCpu0) / window), rows[0], rows[1]);
-                    serverCpu0 = serverCpu;
+                    // the next window from after the count of rows above: its CPU (a parallel count over every
+                    // pending row) is the benchmark's, not the bundle's
+                    serverCpu0 = cpuSeconds(server);
                     jvmCpu0 = jvmCpu;
                     acked0 = sent.size();
                 }
@@ -210,8 +218,37 @@ public final class OutageBench {
         if (root.pid() != ProcessHandle.current().pid()) {
             nanos += root.descendants().mapToLong(h -> h.info().totalCpuDuration().map(Duration::toNanos).orElse(0L))
                     .sum();
+            // and the backends that ended (a pooled connection closed): their CPU moves to the postmaster's
+            // cutime/cstime when it reaps them, where a sum of the live ones no longer finds it
+            nanos += endedChildrenCpuNanos(root.pid());
         }
         return nanos / 1e9;
+    }
+
+    /** The CPU of a process's children that ended and were waited for (/proc/PID/stat's cutime + cstime). */
+    private static long endedChildrenCpuNanos(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // fields from the third (state) on: cutime is the 16th, cstime the 17th, in clock ticks
+            long ticks = Long.parseLong(fields[13]) + Long.parseLong(fields[14]);
+            return ticks * 1_000_000_000L / CLOCK_TICKS;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    private static long clockTicks() {
+        try {
+            Process getconf = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+            String out = new String(getconf.getInputStream().readAllBytes()).trim();
+            return getconf.waitFor() == 0 ? Long.parseLong(out) : 100;
+        } catch (IOException | RuntimeException e) {
+            return 100;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 100;
+        }
     }
 
     private OutageBench() {
