@@ -47,14 +47,14 @@ public class InboxClaims {
      */
     /**
      * The days a claim looks in, as a condition on {@code webhook_inbox w}'s partition key, so that the partitions
-     * outside are pruned as the statement runs: from where pending rows begin ({@code inbox_pending_since}, which
-     * {@link #advancePendingSince} moves up and a replay or requeue moves back) to a day ahead (an ingested delivery is
-     * signed within the tolerance of now, at most an hour). A claim's cost so follows the days that hold pending rows,
-     * not the week retained nor the days made ahead.
+     * outside are pruned as the statement starts (stable functions, no subquery): from where pending rows begin
+     * ({@code inbox_pending_from()}: {@code inbox_pending_since}'s row, which {@link #advancePendingSince} moves up and
+     * a replay or requeue moves back; the first partition without it) to a day ahead (an ingested delivery is signed
+     * within the tolerance of now, at most an hour; a row beyond is claimed once it is within the day). A claim's cost
+     * so follows the days that hold pending rows, not the week retained nor the days made ahead.
      */
     private static final String PENDING_DAYS = " " + """
-            w.signed_at >= coalesce((select since from inbox_pending_since), '-infinity')
-            and w.signed_at < now() + interval '1 day'""";
+            w.signed_at >= inbox_pending_from() and w.signed_at < now() + interval '1 day'""";
 
     /**
      * A row of {@code webhook_inbox w} a claim may take: due, and not leased, or leased by a boot that no longer beats
@@ -251,27 +251,29 @@ public class InboxClaims {
 
     /**
      * Moves {@code inbox_pending_since} up to where the pending rows begin: the start of the first partition holding
-     * one, and a day before now at the latest (a delivery signed within the tolerance is stored after that). Holds the
+     * one, and two hours before now at the latest (a delivery signed within the tolerance, at most an hour, is stored
+     * after that, the database's clock and the instances' an hour apart at the most; a row stored before it all the
+     * same is claimed after the next move). Holds the
      * row's lock while it looks, so a replay or requeue that moves it back meanwhile waits, and writes after it.
      * Returns where pending rows now begin (null: the first partition, which has no lower bound).
      */
     public Instant advancePendingSince() throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             return Jdbc.inTransaction(c, tx -> {
-                Instant dayAgo;
+                Instant latest;
                 try (PreparedStatement row = tx.prepareStatement("insert into inbox_pending_since (since)"
                         + " values ('-infinity') on conflict do nothing")) {
                     row.executeUpdate(); // the row, should it be gone: pending rows from the first partition on
                 }
                 try (PreparedStatement lock = tx.prepareStatement(
-                        "select now() - interval '1 day' from inbox_pending_since for update");
+                        "select now() - interval '2 hours' from inbox_pending_since for update");
                      ResultSet rs = lock.executeQuery()) {
                     rs.next();
-                    dayAgo = rs.getTimestamp(1).toInstant();
+                    latest = rs.getTimestamp(1).toInstant();
                 }
                 Optional<DayPartitions.Partition> first = DayPartitions.INBOX.firstHolding(tx,
-                        InboxAdmin.UNFINISHED.toWork(), dayAgo);
-                Instant since = first.isPresent() ? first.get().from() : dayAgo;
+                        InboxAdmin.UNFINISHED.toWork(), latest);
+                Instant since = first.isPresent() ? first.get().from() : latest;
                 try (PreparedStatement set = tx.prepareStatement(
                         "update inbox_pending_since set since = ?::timestamptz")) {
                     set.setString(1, since == null ? "-infinity" : since.toString());

@@ -45,7 +45,8 @@ public class WebhookVerification extends ContextAwareBean implements Processor, 
      */
     public void start() {
         if (toleranceSeconds < 0 || toleranceSeconds > MAX_TOLERANCE_SECONDS) {
-            // the claim looks for pending rows signed from a day before now to a day after (InboxClaims)
+            // the claim looks for pending rows signed up to a day after now, and from two hours before it once older
+            // days are worked (InboxClaims): a delivery within the tolerance is always in that range
             throw new ConfigurationException("METAKIT_WEBHOOK_TOLERANCE_SECONDS must be from 0 to "
                     + MAX_TOLERANCE_SECONDS + " (an hour); it is " + toleranceSeconds);
         }

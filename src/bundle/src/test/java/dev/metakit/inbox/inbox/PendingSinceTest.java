@@ -29,7 +29,7 @@ class PendingSinceTest {
     }
 
     @Test
-    void theStartMovesUpToADayAgoOnceTheOlderRowsAreWorkedAndNeverPastAPendingOne() throws Exception {
+    void theStartMovesUpToTwoHoursAgoOnceTheOlderRowsAreWorkedAndNeverPastAPendingOne() throws Exception {
         store("old", "now() - interval '3 days'");
         store("new", "now()");
 
@@ -42,8 +42,8 @@ class PendingSinceTest {
         Instant since = claims.advancePendingSince();
         Instant after = TestDatabase.clock();
 
-        assertThat(since).as("no pending row before today's partition: a day before now")
-                .isBetween(before.minus(Duration.ofDays(1)), after.minus(Duration.ofDays(1)));
+        assertThat(since).as("no pending row left before now: two hours before now")
+                .isBetween(before.minus(Duration.ofHours(2)), after.minus(Duration.ofHours(2)));
         assertThat(TestDatabase.instant("select since from inbox_pending_since")).isEqualTo(since);
         store("today", "now()");
         assertThat(keys(claim())).containsExactly("today");
@@ -66,8 +66,8 @@ class PendingSinceTest {
         store("done", "now() - interval '2 days'");
         exec("update webhook_inbox set failed_at = now(), last_error = 'gave up' where delivery_key = 'dead'");
         exec("update webhook_inbox set processed_at = now() where delivery_key = 'done'");
-        Instant dayAgo = claims.advancePendingSince();
-        assertThat(dayAgo).isNotNull();
+        Instant twoHoursAgo = claims.advancePendingSince();
+        assertThat(twoHoursAgo).isNotNull();
 
         assertThat(admin.requeueFailed(null, "dead")).isEqualTo(1);
         assertThat(TestDatabase.instant("select since from inbox_pending_since")).as("moved back to the row")

@@ -60,6 +60,18 @@ class WorkerUpkeepTest {
     }
 
     @Test
+    void itMovesTheStartOfTheClaimsLookPastTheWorkedRowsAtItsStart() {
+        TestDatabase.exec("insert into webhook_inbox (delivery_key, event, account_id, body, signed_at, processed_at)"
+                + " values ('worked', 'position.opened', 1, '{}', now() - interval '3 days', now())");
+
+        upkeep.start();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> TestDatabase.instant(
+                "select coalesce(max(since), '-infinity') from inbox_pending_since").isAfter(
+                TestDatabase.clock().minus(Duration.ofHours(3))));
+    }
+
+    @Test
     void theLeasesOfTheWorkInHandAreRenewedBeforeTheyRunOut() throws Exception {
         trade("a1", 1, 10);
         workInHand.hold(new AccountWork(1, claimAll(liveness.self(), LEASE), List.of()), System.nanoTime());
