@@ -182,23 +182,62 @@ public class InboxAdmin {
         return Rows.read(dataSource, RECENT_FAILURES);
     }
 
-    /** Rows neither processed nor failed, rows failed, and the age of the oldest pending row. */
+    /**
+     * Rows neither processed nor failed, rows failed, and how long the oldest pending row has waited since it was
+     * stored or put back (a replay, a requeue). A count is exact up to {@value #COUNTED_UP_TO} rows and PostgreSQL's
+     * estimate beyond (the partial index's entries as its last vacuum or analyze counted them, at least that many).
+     */
     public record Backlog(long pending, long failed, Duration oldestPendingAge) {
     }
 
+    /** How many rows a backlog count reads at most: the meters refresh every few seconds, whatever the backlog. */
+    public static final int COUNTED_UP_TO = 10_000;
+
+    /** A pending row of {@code webhook_inbox w}, in the days where pending rows are (InboxClaims). */
+    private static final String PENDING = "w.processed_at is null and w.failed_at is null"
+            + " and w.signed_at >= inbox_pending_from()";
+
     /**
-     * Read through the partial indexes of pending rows (webhook_inbox_pending_account_idx) and of failed rows
-     * (webhook_inbox_failed_idx): its cost follows the backlog, not the rows retained.
+     * The counts read at most {@value #COUNTED_UP_TO} + 1 rows each, beside the partial indexes' estimates; the oldest
+     * row is found account by account (a walk over the accounts with pending rows, each one index probe, and its
+     * first row in {@code next_attempt_at} order): its cost follows the accounts, not the rows.
      */
+    private static final String BACKLOG = """
+            with recursive walk (account_id) as (
+                select (select w.account_id from webhook_inbox w where %1$s and w.account_id is not null
+                         order by w.account_id limit 1)
+                union all
+                select (select w.account_id from webhook_inbox w where %1$s and w.account_id > k.account_id
+                         order by w.account_id limit 1)
+                  from walk k where k.account_id is not null)
+            select (select count(*) from (select 1 from webhook_inbox w where %1$s limit %2$d) p),
+                   (select count(*) from (select 1 from webhook_inbox w
+                                           where w.processed_at is null and w.failed_at is not null limit %2$d) f),
+                   (select coalesce(sum(greatest(c.reltuples, 0)), 0) from pg_inherits i
+                      join pg_class c on c.oid = i.inhrelid
+                     where i.inhparent = to_regclass('webhook_inbox_pending_account_idx')),
+                   (select coalesce(sum(greatest(c.reltuples, 0)), 0) from pg_inherits i
+                      join pg_class c on c.oid = i.inhrelid
+                     where i.inhparent = to_regclass('webhook_inbox_failed_idx')),
+                   coalesce(extract(epoch from now() - least(
+                       (select min((select min(w.next_attempt_at) from webhook_inbox w
+                                     where %1$s and w.account_id = k.account_id))
+                          from walk k where k.account_id is not null),
+                       (select min(w.next_attempt_at) from webhook_inbox w where %1$s and w.account_id is null))), 0)
+            """.formatted(PENDING, COUNTED_UP_TO + 1);
+
+    /** What the meters and the ops page show of the backlog, in bounded time whatever its size. */
     public Backlog backlog() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                select (select count(*) from webhook_inbox where processed_at is null and failed_at is null),
-                       (select count(*) from webhook_inbox where processed_at is null and failed_at is not null),
-                       coalesce(extract(epoch from now() - (select min(received_at) from webhook_inbox
-                                                             where processed_at is null and failed_at is null)), 0)""");
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(BACKLOG);
              ResultSet rs = ps.executeQuery()) {
             rs.next();
-            return new Backlog(rs.getLong(1), rs.getLong(2), Duration.ofMillis((long) (rs.getDouble(3) * 1000)));
+            return new Backlog(countOrEstimate(rs.getLong(1), rs.getDouble(3)),
+                    countOrEstimate(rs.getLong(2), rs.getDouble(4)),
+                    Duration.ofMillis((long) (rs.getDouble(5) * 1000)));
         }
+    }
+
+    private static long countOrEstimate(long counted, double estimate) {
+        return counted <= COUNTED_UP_TO ? counted : Math.max(counted, (long) estimate);
     }
 }

@@ -158,11 +158,11 @@ public class InboxMetrics extends ContextBean {
                     .description("Outcomes kept until the database takes them").register(r);
         }
         Gauge.builder("metakit.inbox.backlog", this, m -> m.backlog.pending())
-                .description("Inbox rows neither processed nor failed (refreshed every few seconds)").register(r);
+                .description("Inbox rows neither processed nor failed (refreshed every few seconds; estimated past 10,000)").register(r);
         Gauge.builder("metakit.inbox.failed", this, m -> m.backlog.failed())
                 .description("Inbox rows failed and not requeued").register(r);
         Gauge.builder("metakit.inbox.oldest.age", this, m -> m.backlog.oldestPendingAge().toMillis() / 1000.0)
-                .baseUnit("seconds").description("Age of the oldest unprocessed inbox row").register(r);
+                .baseUnit("seconds").description("How long the oldest unprocessed inbox row has waited since stored or put back").register(r);
         Gauge.builder("metakit.inbox.metrics.stale", this, m -> m.refreshFailing ? 1 : 0)
                 .description("1 while the inbox gauges could not be refreshed (database unreachable)").register(r);
         readiness = MultiGauge.builder("metakit.readiness.up")

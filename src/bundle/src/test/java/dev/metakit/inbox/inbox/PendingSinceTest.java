@@ -88,6 +88,28 @@ class PendingSinceTest {
         assertThat(TestDatabase.text("select since::text from inbox_pending_since")).isEqualTo("-infinity");
     }
 
+    @Test
+    void theBacklogCountsUpToItsBoundThenTakesTheIndexesEstimateAndFindsTheOldestRowAccountByAccount()
+            throws Exception {
+        exec("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
+                + " select 'k' || g, 'position.opened', g % 7, '{}', now() - (g || ' seconds')::interval"
+                + " from generate_series(1, " + (InboxAdmin.COUNTED_UP_TO + 500) + ") g");
+        exec("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
+                + " values ('no-account', 'account.connected', null, '{}', now() - interval '2 days')");
+
+        InboxAdmin.Backlog before = admin.backlog();
+        assertThat(before.pending()).as("past the bound, before any analyze: at least what was counted")
+                .isEqualTo(InboxAdmin.COUNTED_UP_TO + 1);
+        assertThat(before.oldestPendingAge()).as("the row without an account, put in two days ago")
+                .isBetween(Duration.ofDays(2), Duration.ofDays(2).plusMinutes(1));
+
+        exec("analyze webhook_inbox");
+        assertThat(admin.backlog().pending()).as("PostgreSQL's estimate of the pending index's entries")
+                .isBetween(InboxAdmin.COUNTED_UP_TO + 1L, InboxAdmin.COUNTED_UP_TO + 1_000L);
+        exec("delete from webhook_inbox where delivery_key <> 'no-account'");
+        assertThat(admin.backlog().pending()).as("within the bound: counted").isEqualTo(1);
+    }
+
     private List<InboxRow> claim() throws Exception {
         return claims.claim(WORKER, 10, Duration.ofMinutes(1));
     }

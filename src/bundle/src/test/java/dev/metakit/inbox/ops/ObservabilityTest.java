@@ -92,7 +92,9 @@ class ObservabilityTest {
         inbox.postSigned(event("position.opened", 3, 30), "position.opened");
         TestDatabase.scalar("select 1");
         try (var c = TestDatabase.dataSource().getConnection(); var s = c.createStatement()) {
-            s.executeUpdate("update webhook_inbox set received_at = now() - interval '90 seconds'");
+            // stored 90 s ago: its arrival and its first turn (next_attempt_at, when it was stored or put back)
+            s.executeUpdate("update webhook_inbox set received_at = now() - interval '90 seconds',"
+                    + " next_attempt_at = now() - interval '90 seconds'");
         }
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             String m = inbox.metrics();
