@@ -40,10 +40,11 @@ public class InboxClaims {
      * claim stopped, round and round), leaving out accounts backing off (their one row in inbox_account_backoff) and
      * those this instance is still working, up to {@code limit} accounts with a claimable row. The claim is then
      * every due row of those accounts, at most {@code maxRows}, whole accounts first in the order the walk met them,
-     * plus up to {@code limit} due rows without an account. So a claim reads one index entry per account it passes,
-     * whatever the backlog of an account backing off: the rows of an account that is not due are never read. Both
-     * parts lock with SKIP LOCKED and take only rows that are due and not leased: a row claimed elsewhere stays where
-     * it is.
+     * plus up to {@code limit} due rows without an account; an account whose backoff ran out gives its first due row
+     * alone (its probe: the rest wait until a reconcile of it commits). So a claim reads one index entry per account
+     * it passes, whatever the backlog of an account backing off: the rows of an account that is not due are never
+     * read. Both parts lock with SKIP LOCKED and take only rows that are due and not leased: a row claimed elsewhere
+     * stays where it is.
      */
     /**
      * The days a claim looks in, as a condition on {@code webhook_inbox w}'s partition key, so that the partitions
@@ -97,7 +98,12 @@ public class InboxClaims {
                      union all
                      select account_id from up_to_start where account_id is not null),
             due_accounts as (
-                select k.account_id from walk k
+                -- probe: the account's backoff ran out, so its reconcile failed the last time; its retry claims one
+                -- row, the first due, to ring for one reconcile, and the rest of its rows wait for that to commit:
+                -- a retry that fails again writes that row and the account's, whatever the account's backlog
+                select k.account_id,
+                       exists (select 1 from inbox_account_backoff b where b.account_id = k.account_id) as probe
+                  from walk k
                  -- one probe for a claimable row of the account (LATERAL ... LIMIT 1: never a join over every
                  -- pending row, which the planner makes of an EXISTS; the order keeps it on the account's index
                  -- when the statistics say most rows are one account's)
@@ -122,7 +128,7 @@ public class InboxClaims {
                       where w.account_id = a.account_id and""" + CLAIMABLE + """
 
                       order by w.next_attempt_at
-                      limit ?
+                      limit case when a.probe then 1 else ? end
                       for update skip locked) k
                  limit ?),
             without_account as (
@@ -144,7 +150,8 @@ public class InboxClaims {
               from claimed, unnest(claimed.keys, claimed.signed) as k(delivery_key, signed_at)
              where i.delivery_key = k.delivery_key and i.signed_at = k.signed_at
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
-                      i.replayed_at is not null, i.trace_parent, i.signed_at""";
+                      i.replayed_at is not null, i.trace_parent, i.signed_at,
+                      coalesce((select b.failures from inbox_account_backoff b where b.account_id = i.account_id), 0)""";
 
     /*
      * Every statement on rows a boot holds names them by key and signed_at ({@link InboxKey#ROWS}): PostgreSQL joins
@@ -212,7 +219,7 @@ public class InboxClaims {
                     Long accountId = rs.wasNull() ? null : account;
                     rows.add(new InboxRow(rs.getString(1), rs.getString(2), accountId, body, rs.getInt(6),
                             rs.getBoolean(7), rs.getString(8),
-                            rs.getObject(9, java.time.OffsetDateTime.class).toInstant()));
+                            rs.getObject(9, java.time.OffsetDateTime.class).toInstant(), rs.getInt(10)));
                 }
             }
             walkStart = nextWalkStart(start, rows, cap);
@@ -384,10 +391,11 @@ public class InboxClaims {
     /**
      * The account's reconcile failed: the account backs off until {@code delay} from now (or later, if it already
      * waits longer: a Retry-After is never cut short), in its one row of {@code inbox_account_backoff} with its
-     * failure streak and {@code error}. The claimed {@code keys} are given back with {@code error}; no other row of the
-     * account is written: its pending rows, and those that arrive before the retry time, wait because the claim
-     * leaves the account out until then. So a failed retry writes the account's row and the claimed rows, whatever
-     * the account's backlog. {@code countAttempt=false} gives the claimed rows' attempt back and leaves the streak as
+     * failure streak and {@code error}. The claimed {@code keys} are given back with {@code error}, due at the retry
+     * time (so behind the account's rows not tried since); no other row of the account is written: its pending rows,
+     * and those that arrive before the retry time, wait because the claim leaves the account out until then, and its
+     * retry then claims one row (the probe) until a reconcile commits. So a failed retry writes the account's row and
+     * one inbox row, whatever the account's backlog. {@code countAttempt=false} gives the claimed rows' attempt back and leaves the streak as
      * it is (our own misconfiguration, such as a rejected API key, must not use up a delivery's attempts).
      * Only when {@code owner} still holds one of {@code workKeys} (the claimed rows of the failed work, {@code keys}
      * and any it failed meanwhile): a boot whose work was taken over leaves the account to the one that took it.
@@ -407,7 +415,10 @@ public class InboxClaims {
                            failures = b.failures + excluded.failures, last_error = excluded.last_error
                     returning retry_at, failures),
                 claimed as (
+                    -- due with the account, behind its rows not tried since: the next retry's probe is another row,
+                    -- so a long outage spreads its tries over the backlog instead of spending one row's attempts
                     update webhook_inbox w set claimed_by = null, claim_token = null, claimed_until = null,
+                           next_attempt_at = (select retry_at from b),
                            last_error = ?, attempts = greatest(w.attempts - ?, 0)""" + HELD + """
 
                        and w.processed_at is null and exists (select 1 from b)

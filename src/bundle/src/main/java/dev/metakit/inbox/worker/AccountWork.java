@@ -34,6 +34,11 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
         return rows.stream().mapToInt(InboxRow::attempts).max().orElse(0);
     }
 
+    /** How many reconciles of the account had failed in a row when its rows were claimed (0: none). */
+    public int accountFailures() {
+        return rows.stream().mapToInt(InboxRow::accountFailures).max().orElse(0);
+    }
+
     /** "account 2, tickets [77, 78]": what a log line about this work names (never a body). */
     public String about() {
         Set<Long> tickets = new TreeSet<>();

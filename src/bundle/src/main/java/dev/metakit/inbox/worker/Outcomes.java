@@ -80,9 +80,11 @@ final class Outcomes {
         for (InboxRow row : work.rows()) {
             (retryPolicy.exhausted(row.attempts()) ? spent : again).add(row);
         }
-        // the account's delay follows its longest-tried row still going (a Retry-After overrides it)
+        // the account's delay follows its failure streak, or its longest-tried row still going if that is longer
+        // (a Retry-After overrides both): a retry claims one row, so the streak, not that row, says how long the
+        // account has been failing
         int attempts = again.stream().mapToInt(InboxRow::attempts).max().orElse(work.attempts());
-        Duration delay = retryPolicy.delay(attempts, cause);
+        Duration delay = retryPolicy.delay(Math.max(attempts, work.accountFailures() + 1), cause);
         List<InboxKey> againKeys = again.stream().map(InboxRow::inboxKey).toList();
         List<Outcome.Step> steps = new ArrayList<>();
         // the backoff first: its check that this boot still holds the work sees the spent rows too

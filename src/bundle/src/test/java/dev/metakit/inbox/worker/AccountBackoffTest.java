@@ -36,8 +36,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A failed reconcile backs its account off: one row of state holds every pending row of the account back until one
- * retry time, rows that arrive meanwhile wait with them without being written or read by a claim, and a row is
- * failed only on its own attempts. The worker's logic on the test
+ * retry time, rows that arrive meanwhile wait with them without being written or read by a claim, the retry claims
+ * one row (the account's probe) until a reconcile commits, and a row is failed only on its own attempts. The worker's logic on the test
  * database (no CamelContext), then the bundle against an API that answers 500.
  */
 class AccountBackoffTest {
@@ -99,7 +99,8 @@ class AccountBackoffTest {
     }
 
     @Test
-    void rowsArrivingDuringTheBackoffWaitForItAndTheAccountsRowsAreThenClaimedTogether() throws Exception {
+    void rowsArrivingDuringTheBackoffWaitForItItsRetryProbesWithOneRowAndTheRestFollowItsReconcile()
+            throws Exception {
         for (int i = 0; i < 3; i++) {
             insert("a1-" + i, 1, 100 - i);
         }
@@ -107,6 +108,9 @@ class AccountBackoffTest {
             fixedBackoff(w, 2_000);
         });
         worker.failed(single(worker.claim()), HTTP_500);
+        assertThat(scalar("select count(*) from webhook_inbox w join inbox_account_backoff b using (account_id)"
+                + " where w.delivery_key like 'a1-_' and w.next_attempt_at = b.retry_at"))
+                .as("the tried rows due with the account's retry").isEqualTo(3);
         // due by its own next_attempt_at, and the oldest row in the inbox: the account's retry time holds it back
         insert("a1-new", 1, 1_000);
         insert("a2-new", 2, 0);
@@ -119,15 +123,59 @@ class AccountBackoffTest {
             retry.set(worker.claim());
             return !retry.get().isEmpty();
         });
-        AccountWork again = single(retry.get());
-        assertThat(again.accountId()).isEqualTo(1L);
-        assertThat(again.rows()).extracting(InboxRow::key, InboxRow::attempts).containsExactlyInAnyOrder(
-                org.assertj.core.groups.Tuple.tuple("a1-0", 2), org.assertj.core.groups.Tuple.tuple("a1-1", 2),
-                org.assertj.core.groups.Tuple.tuple("a1-2", 2), org.assertj.core.groups.Tuple.tuple("a1-new", 1));
+        AccountWork probe = single(retry.get());
+        assertThat(probe.accountId()).isEqualTo(1L);
+        assertThat(probe.rows()).as("the retry's probe: the account's first due row, not yet tried")
+                .extracting(InboxRow::key, InboxRow::attempts, InboxRow::accountFailures)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("a1-new", 1, 1));
+        assertThat(worker.claim()).as("the rest wait for the probe's reconcile").isEmpty();
 
-        worker.completed(again);
-        assertThat(scalar("select count(*) from webhook_inbox where account_id = 1 and processed_at is null")).isZero();
+        worker.completed(probe);
         assertThat(scalar("select count(*) from inbox_account_backoff")).as("the backoff ended with it").isZero();
+        AccountWork rest = single(worker.claim());
+        assertThat(rest.rows()).extracting(InboxRow::key, InboxRow::attempts).containsExactlyInAnyOrder(
+                org.assertj.core.groups.Tuple.tuple("a1-0", 2), org.assertj.core.groups.Tuple.tuple("a1-1", 2),
+                org.assertj.core.groups.Tuple.tuple("a1-2", 2));
+        worker.completed(rest);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 1 and processed_at is null")).isZero();
+    }
+
+    @Test
+    void aRetryThatFailsAgainWritesItsProbeRowAndTheAccountsAndTheNextRetryProbesAnotherRow() throws Exception {
+        insertMany("a1-", 1, 20, 100);
+        // a claim of one account capped at 2 rows: the first takes two of the twenty
+        InboxWorker worker = worker(w -> {
+            w.setBatchSize(1);
+            w.setClaimMaxRows(2);
+            fixedBackoff(w, 200);
+        });
+        worker.failed(single(worker.claim()), HTTP_500);
+        String others = "select string_agg(delivery_key || '@' || xmin, ',' order by delivery_key)"
+                + " from webhook_inbox where attempts = 0";
+        List<String> probed = new ArrayList<>();
+        for (int retry = 1; retry <= 3; retry++) {
+            AtomicReference<List<AccountWork>> claimed = new AtomicReference<>();
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
+                claimed.set(worker.claim());
+                return !claimed.get().isEmpty();
+            });
+            AccountWork probe = single(claimed.get());
+            assertThat(probe.rows()).as("retry %d: one row", retry).hasSize(1);
+            assertThat(probe.accountFailures()).as("the account's streak when claimed").isEqualTo(retry);
+            probed.add(probe.rows().get(0).key());
+            String before = TestDatabase.text(others);
+            worker.failed(probe, HTTP_500);
+            assertThat(TestDatabase.text(others)).as("retry %d: the account's untried rows not written", retry)
+                    .isEqualTo(before);
+            assertThat(scalar("select failures from inbox_account_backoff where account_id = 1"))
+                    .isEqualTo(retry + 1);
+        }
+        assertThat(probed).as("each retry tries a row not tried yet, so no row's attempts are spent by the outage")
+                .doesNotHaveDuplicates();
+        assertThat(scalar("select count(*) from webhook_inbox where attempts = 1")).as("2 + 3 rows tried once")
+                .isEqualTo(5);
+        assertThat(scalar("select max(attempts) from webhook_inbox")).isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
     }
 
     @Test
