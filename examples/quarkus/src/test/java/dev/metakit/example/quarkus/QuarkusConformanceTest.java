@@ -1,9 +1,7 @@
 package dev.metakit.example.quarkus;
 
-import dev.metakit.inbox.conformance.ConformanceChecks;
-import dev.metakit.inbox.conformance.RuntimeOnParts;
+import dev.metakit.inbox.conformance.ConformanceChecksInHost;
 import dev.metakit.inbox.conformance.RuntimeParts;
-import dev.metakit.inbox.conformance.RuntimeUnderTest;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -11,8 +9,6 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.apache.camel.CamelContext;
 
-import java.net.URI;
-import java.nio.file.Files;
 import java.util.List;
 
 /**
@@ -21,13 +17,12 @@ import java.util.List;
  */
 @QuarkusTest
 @QuarkusTestResource(value = ConformanceResource.class, restrictToAnnotatedClass = true)
-class QuarkusConformanceTest extends ConformanceChecks implements RuntimeOnParts {
+class QuarkusConformanceTest extends ConformanceChecksInHost {
     @Inject
     CamelContext camelContext;
 
-    @Override
-    protected RuntimeUnderTest runtime() {
-        return this;
+    QuarkusConformanceTest() {
+        super("/q/health/ready", ConformanceResource.LOG);
     }
 
     @Override
@@ -40,28 +35,12 @@ class QuarkusConformanceTest extends ConformanceChecks implements RuntimeOnParts
     InMemorySpanExporter spans;
 
     @Override
-    public boolean traced() {
-        return true;
+    public CamelContext camelContext() {
+        return camelContext;
     }
 
     @Override
-    public List<SpanData> finishedSpans() {
+    protected List<SpanData> exportedSpans() {
         return spans.getFinishedSpanItems();
-    }
-
-    @Override
-    public Readiness readiness() throws Exception {
-        return Readiness.probe(URI.create("http://127.0.0.1:" + ConformanceResource.PORT + "/q/health/ready"));
-    }
-
-    @Override
-    public void leaveOutRoute(String routeId) throws Exception {
-        camelContext.getRouteController().stopRoute(routeId);
-        camelContext.removeRoute(routeId);
-    }
-
-    @Override
-    public String log() throws Exception {
-        return Files.readString(ConformanceResource.LOG);
     }
 }

@@ -1,11 +1,9 @@
 package dev.metakit.example.boot;
 
-import dev.metakit.inbox.conformance.ConformanceChecks;
+import dev.metakit.inbox.conformance.ConformanceChecksInHost;
 import dev.metakit.inbox.conformance.GivenSecrets;
 import dev.metakit.inbox.conformance.RestartablePostgres;
-import dev.metakit.inbox.conformance.RuntimeOnParts;
 import dev.metakit.inbox.conformance.RuntimeParts;
-import dev.metakit.inbox.conformance.RuntimeUnderTest;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import org.apache.camel.CamelContext;
@@ -22,7 +20,6 @@ import org.springframework.test.util.TestSocketUtils;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -44,7 +41,7 @@ import java.util.List;
 @AutoConfigureObservability(metrics = false)
 // the host stops when the class ends, not at the JVM's exit
 @DirtiesContext
-class BootConformanceTest extends ConformanceChecks implements RuntimeOnParts {
+class BootConformanceTest extends ConformanceChecksInHost {
     /** OpenTelemetry's SDK testing exporter in place of OTLP: Boot's tracing exports to every SpanExporter bean */
     private static final InMemorySpanExporter SPANS = InMemorySpanExporter.create();
 
@@ -64,6 +61,10 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeOnParts {
 
     @Autowired
     CamelContext camelContext;
+
+    BootConformanceTest() {
+        super("/actuator/health/readiness", LOG);
+    }
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
@@ -101,34 +102,18 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeOnParts {
     }
 
     @Override
-    protected RuntimeUnderTest runtime() {
-        return this;
-    }
-
-    @Override
     public RuntimeParts parts() {
         return PARTS;
     }
 
     @Override
-    public boolean traced() {
-        return true;
+    public CamelContext camelContext() {
+        return camelContext;
     }
 
     @Override
-    public List<SpanData> finishedSpans() {
+    protected List<SpanData> exportedSpans() {
         return SPANS.getFinishedSpanItems();
-    }
-
-    @Override
-    public Readiness readiness() throws Exception {
-        return Readiness.probe(URI.create("http://127.0.0.1:" + PARTS.port() + "/actuator/health/readiness"));
-    }
-
-    @Override
-    public void leaveOutRoute(String routeId) throws Exception {
-        camelContext.getRouteController().stopRoute(routeId);
-        camelContext.removeRoute(routeId);
     }
 
     /**
@@ -139,10 +124,5 @@ class BootConformanceTest extends ConformanceChecks implements RuntimeOnParts {
     public boolean stopAsOnSigterm() {
         camelContext.stop();
         return true;
-    }
-
-    @Override
-    public String log() throws Exception {
-        return Files.readString(LOG);
     }
 }

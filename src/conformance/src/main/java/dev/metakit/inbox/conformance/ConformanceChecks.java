@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import javax.sql.DataSource;
 import java.math.BigDecimal;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -53,7 +54,7 @@ public abstract class ConformanceChecks {
     protected abstract RuntimeUnderTest runtime();
 
     private SignedDeliveries deliveries() {
-        return new SignedDeliveries(runtime());
+        return new SignedDeliveries(runtime().parts());
     }
 
     @Test
@@ -87,7 +88,7 @@ public abstract class ConformanceChecks {
         SignedDeliveries d = deliveries();
         String wrongSecret = dev.metakit.inbox.sandbox.WebhookSender.signatureHeader(t,
                 List.of(dev.metakit.inbox.sandbox.WebhookSender.sign("whsec_not_the_secret", t, body)));
-        long before = InboxRows.all(runtime().database());
+        long before = InboxRows.all(database());
 
         assertRejected(d.post(null, body), "missing signature header");
         assertRejected(d.post(null, body, SIGNATURE, "v1=abc"), "malformed signature header");
@@ -98,7 +99,7 @@ public abstract class ConformanceChecks {
         tampered[tampered.length - 3]++;
         assertRejected(d.post(null, tampered, SIGNATURE, d.signature(t, body)), "signature mismatch");
 
-        assertThat(InboxRows.all(runtime().database())).isEqualTo(before);
+        assertThat(InboxRows.all(database())).isEqualTo(before);
     }
 
     @Test
@@ -125,7 +126,7 @@ public abstract class ConformanceChecks {
 
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         assertThat(answer.body()).isEqualTo("stored");
-        assertThat(InboxRows.event(runtime().database(), fresh.key())).isEqualTo("position.opened");
+        assertThat(InboxRows.event(database(), fresh.key())).isEqualTo("position.opened");
     }
 
     @Test
@@ -162,11 +163,11 @@ public abstract class ConformanceChecks {
     @Test
     @Order(8)
     void oneDeliverysTraceReachesFromItsPostThroughItsReconcileToTheFeedMessage() throws Exception {
-        assumeTrue(runtime().traced(), "the test runs this runtime untraced");
-        Sandbox metakit = runtime().metakit();
+        assumeTrue(runtime().finishedSpans().isPresent(), "the test runs this runtime untraced");
+        Sandbox metakit = runtime().parts().sandbox();
         // account 1 quiet first: a reconcile of an earlier check's delivery, still running when the position opens,
         // would see it before this delivery's reconcile does, and the change would rightly keep that one's context
-        await().atMost(TRACE).until(() -> InboxRows.waiting(runtime().database(), 1) == 0);
+        await().atMost(TRACE).until(() -> InboxRows.waiting(database(), 1) == 0);
 
         // MetaKit opens a position on account 1 and delivers its event; the reconcile finds it and feeds a change
         SandboxEvent opened = metakit.market().open(1, "EURUSD", "buy", new BigDecimal("0.10"), BigDecimal.ZERO,
@@ -176,13 +177,13 @@ public abstract class ConformanceChecks {
                 .filter(d -> d.event().equals(opened)).map(Delivery::key).findFirst(), Optional::isPresent)
                 .orElseThrow();
 
-        Ids ingest = Ids.of(InboxRows.traceParent(runtime().database(), key));
+        Ids ingest = Ids.of(InboxRows.traceParent(database(), key));
         SpanData server = awaitSpan(t -> t.span(ingest));
         assertThat(TraceOfADelivery.httpMethod(server)).as("the POST's span, whose context the row keeps")
                 .isEqualTo("POST");
         // the reconcile that wrote the position's change: found through the context the change keeps
         Ids wrote = Ids.of(await().atMost(TRACE).until(
-                () -> InboxRows.publishedChangeTraceParent(runtime().database(), 1, ticket), Objects::nonNull));
+                () -> InboxRows.publishedChangeTraceParent(database(), 1, ticket), Objects::nonNull));
         SpanData reconcile = awaitSpan(t -> t.span(wrote));
         assertThat(reconcile.getName()).as("the change fed keeps the reconcile's context")
                 .isEqualTo(TraceOfADelivery.RECONCILE);
@@ -198,9 +199,9 @@ public abstract class ConformanceChecks {
         assertThat(spans().descendsFrom(outlet, reconcile))
                 .as("the feed message's traceparent continues the reconcile's trace at the reconcile").isTrue();
 
-        List<String> forbidden = new ArrayList<>(runtime().secrets());
+        List<String> forbidden = new ArrayList<>(runtime().parts().secrets().all());
         forbidden.addAll(List.of("Bearer", "\"ticket\"", "EURUSD"));
-        for (SpanData span : runtime().finishedSpans()) {
+        for (SpanData span : runtime().finishedSpans().orElseThrow()) {
             span.getAttributes().forEach((name, value) -> assertThat(String.valueOf(value))
                     .as("%s of the span %s: no secret, no payload", name, span.getName())
                     .doesNotContain(forbidden.toArray(String[]::new)));
@@ -208,7 +209,7 @@ public abstract class ConformanceChecks {
     }
 
     private TraceOfADelivery spans() {
-        return new TraceOfADelivery(runtime().finishedSpans());
+        return new TraceOfADelivery(runtime().finishedSpans().orElseThrow());
     }
 
     private SpanData awaitSpan(Function<TraceOfADelivery, Optional<SpanData>> which) {
@@ -219,7 +220,7 @@ public abstract class ConformanceChecks {
     @Test
     @Order(20)
     void whileTheDatabaseIsDownReadinessIsDownNamingItAndDeliveriesAre503ThenBothComeBack() throws Exception {
-        runtime().stopDatabase();
+        runtime().parts().postgres().stop();
         try {
             await().atMost(READINESS_CHANGE).pollInterval(Duration.ofMillis(200))
                     .until(() -> !runtime().readiness().up());
@@ -228,7 +229,7 @@ public abstract class ConformanceChecks {
             assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
             assertThat(refused.headers().firstValue("Retry-After")).isPresent();
         } finally {
-            runtime().startDatabase();
+            runtime().parts().postgres().start();
         }
         await().atMost(READINESS_CHANGE).pollInterval(Duration.ofMillis(200)).until(() -> runtime().readiness().up());
         byte[] body = body();
@@ -274,7 +275,7 @@ public abstract class ConformanceChecks {
     void noSecretTheRuntimeWasGivenAppearsAnywhereInItsLog() throws Exception {
         String log = runtime().log();
         assertThat(log).as("the runtime's log").isNotBlank();
-        for (String secret : runtime().secrets()) {
+        for (String secret : runtime().parts().secrets().all()) {
             assertThat(log.lines().filter(line -> line.contains(secret)).toList())
                     .as("lines of the log holding a secret").isEmpty();
         }
@@ -299,9 +300,14 @@ public abstract class ConformanceChecks {
         return deliveries().post(null, delivery.body(), headers);
     }
 
+    /** The database the runtime stores into (the test's own connection to it). */
+    private DataSource database() {
+        return runtime().parts().postgres().dataSource();
+    }
+
     /** The inbox's rows under {@code deliveryKey}: 0 or 1. */
     private long rowsOf(String deliveryKey) throws Exception {
-        return InboxRows.count(runtime().database(), deliveryKey);
+        return InboxRows.count(database(), deliveryKey);
     }
 
     private static void assertRejected(HttpResponse<String> answer, String reason) {

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.BeforeAll;
  * The conformance checks against a runtime that the test starts itself on {@link RuntimeParts} of its own (random
  * secrets, a free port), once for the checks: a subclass starts and stops its host on them.
  */
-public abstract class ConformanceChecksOnParts extends ConformanceChecks implements RuntimeOnParts {
+public abstract class ConformanceChecksOnParts extends ConformanceChecks implements RuntimeUnderTest {
     private RuntimeParts parts;
 
     /** Starts the host on {@code parts} ({@link RuntimeParts#settings()}); what it logs from here on is its log. */

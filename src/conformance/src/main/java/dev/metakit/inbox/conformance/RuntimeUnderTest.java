@@ -1,15 +1,15 @@
 package dev.metakit.inbox.conformance;
 
-import dev.metakit.inbox.sandbox.Sandbox;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import org.apache.camel.CamelContext;
 
-import javax.sql.DataSource;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * One runtime carrying the bundle, booted once for the whole {@link ConformanceChecks} class: its webhook as MetaKit
@@ -17,52 +17,32 @@ import java.util.List;
  * again), its whole log, and the secrets it was given (none may appear in that log).
  */
 public interface RuntimeUnderTest {
-    /** {@code http://127.0.0.1:<port>/hooks/metakit} */
-    URI webhook();
+    /** What the runtime runs on: its webhook's port, the secrets it was given, its database, the sandbox as MetaKit. */
+    RuntimeParts parts();
 
-    /** the signing secret the runtime was given ({@code metakit.webhook.secret}) */
-    String webhookSecret();
-
-    /**
-     * Every secret the runtime was given: the webhook secret, the previous one, the API key, the database password,
-     * the ops token; values a runtime does not take are left out.
-     */
-    List<String> secrets();
-
-    /** The MetaKit the runtime reconciles against: the sandbox's API and market, which delivers what it trades. */
-    Sandbox metakit();
+    /** The runtime's CamelContext, where the bundle's routes run. */
+    CamelContext camelContext();
 
     /**
-     * Whether the test traces the runtime with the host's own tracing (the standalone run's {@code OTEL_*}, a Spring
-     * Boot host's Micrometer Tracing, a Quarkus host's OpenTelemetry), its spans kept by OpenTelemetry's SDK testing
-     * exporter ({@link #finishedSpans()}).
+     * The spans the runtime's tracing has finished so far, where the test traces it with the host's own tracing (the
+     * standalone run's {@code OTEL_*}, a Spring Boot host's Micrometer Tracing, a Quarkus host's OpenTelemetry) and
+     * OpenTelemetry's SDK testing exporter keeps them; empty where the test runs the runtime untraced.
      */
-    default boolean traced() {
-        return false;
-    }
-
-    /** The spans the runtime's tracing has finished so far (none when it is not {@link #traced()}). */
-    default List<SpanData> finishedSpans() {
-        return List.of();
+    default Optional<List<SpanData>> finishedSpans() {
+        return Optional.empty();
     }
 
     /** The runtime's readiness as its probe endpoint answers it (or, with no HTTP endpoint, Camel's readiness checks). */
     Readiness readiness() throws Exception;
 
-    /** The database the runtime stores into (the test's own connection to it). */
-    DataSource database();
-
-    /** Stops the database cleanly; the runtime keeps its settings and must notice. */
-    void stopDatabase() throws Exception;
-
-    /** Starts the database again, on the same address and data. */
-    void startDatabase() throws Exception;
-
     /**
      * Takes a route of the bundle out of the running runtime, as if its file had been left out of the route files:
      * stopped and removed from the CamelContext.
      */
-    void leaveOutRoute(String routeId) throws Exception;
+    default void leaveOutRoute(String routeId) throws Exception {
+        camelContext().getRouteController().stopRoute(routeId);
+        camelContext().removeRoute(routeId);
+    }
 
     /** Everything the runtime has logged since it started, at the levels it logs by default. */
     String log() throws Exception;

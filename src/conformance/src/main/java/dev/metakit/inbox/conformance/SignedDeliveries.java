@@ -20,10 +20,10 @@ final class SignedDeliveries {
     // HTTP/1.1 as MetaKit sends (the client's default would ask a cleartext server to upgrade to HTTP/2)
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
-    private final RuntimeUnderTest runtime;
+    private final RuntimeParts parts;
 
-    SignedDeliveries(RuntimeUnderTest runtime) {
-        this.runtime = runtime;
+    SignedDeliveries(RuntimeParts parts) {
+        this.parts = parts;
     }
 
     /** A fresh position.opened body for account 1, its ticket never used before in this JVM. */
@@ -37,17 +37,17 @@ final class SignedDeliveries {
     }
 
     String signature(long t, byte[] body) {
-        return WebhookSender.signatureHeader(t, List.of(WebhookSender.sign(runtime.webhookSecret(), t, body)));
+        return WebhookSender.signatureHeader(t, List.of(WebhookSender.sign(parts.secrets().webhookSecret(), t, body)));
     }
 
     /** The inbox's key of a delivery signed with the runtime's secret at {@code t}. */
     String key(long t, byte[] body) {
-        return t + ":" + WebhookSender.sign(runtime.webhookSecret(), t, body);
+        return t + ":" + WebhookSender.sign(parts.secrets().webhookSecret(), t, body);
     }
 
     /** A request to the webhook: {@code query} appended as is (null for none), header names and values in pairs. */
     HttpResponse<String> post(String query, byte[] body, String... headers) throws IOException, InterruptedException {
-        URI uri = query == null ? runtime.webhook() : URI.create(runtime.webhook() + "?" + query);
+        URI uri = query == null ? parts.webhook() : URI.create(parts.webhook() + "?" + query);
         HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(body));
         for (int i = 0; i < headers.length; i += 2) {

@@ -1,6 +1,5 @@
 package dev.metakit.inbox.conformance;
 
-import org.apache.camel.CamelContext;
 import org.apache.camel.health.HealthCheck;
 import org.apache.camel.health.HealthCheckHelper;
 
@@ -19,9 +18,6 @@ public abstract class InProcessHostChecks extends ConformanceChecksOnParts {
     /** Starts the host serving on {@code port} with the bundle's {@code settings}. */
     protected abstract void startHost(int port, Properties settings) throws Exception;
 
-    /** The host's CamelContext, once started. */
-    protected abstract CamelContext context();
-
     @Override
     protected final void startHost(RuntimeParts parts) throws Exception {
         Properties settings = new Properties();
@@ -33,16 +29,10 @@ public abstract class InProcessHostChecks extends ConformanceChecksOnParts {
     /** Camel's readiness checks, as the host's probe invokes them. */
     @Override
     public Readiness readiness() {
-        Collection<HealthCheck.Result> results = HealthCheckHelper.invokeReadiness(context(), "full");
+        Collection<HealthCheck.Result> results = HealthCheckHelper.invokeReadiness(camelContext(), "full");
         boolean up = results.stream().allMatch(r -> r.getState() == HealthCheck.State.UP);
         return new Readiness(up, results.stream().map(r -> r.getCheck().getId() + " " + r.getState()
                 + r.getMessage().map(m -> " " + m).orElse("")).collect(Collectors.joining("\n")));
-    }
-
-    @Override
-    public void leaveOutRoute(String routeId) throws Exception {
-        context().getRouteController().stopRoute(routeId);
-        context().removeRoute(routeId);
     }
 
     @Override

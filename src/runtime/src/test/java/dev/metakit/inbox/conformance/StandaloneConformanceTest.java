@@ -4,12 +4,14 @@ import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.trace.MemorySpans;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import org.apache.camel.CamelContext;
 import org.apache.logging.log4j.Level;
 
 import java.net.http.HttpResponse;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The conformance checks against the standalone run (camel-main, its Vert.x front door, /observe/health/ready on the
@@ -40,13 +42,8 @@ class StandaloneConformanceTest extends ConformanceChecksOnParts {
     }
 
     @Override
-    public boolean traced() {
-        return true;
-    }
-
-    @Override
-    public List<SpanData> finishedSpans() {
-        return MemorySpans.exported();
+    public Optional<List<SpanData>> finishedSpans() {
+        return Optional.of(MemorySpans.exported());
     }
 
     @Override
@@ -57,9 +54,8 @@ class StandaloneConformanceTest extends ConformanceChecksOnParts {
     }
 
     @Override
-    public void leaveOutRoute(String routeId) throws Exception {
-        inbox.camelContext().getRouteController().stopRoute(routeId);
-        inbox.camelContext().removeRoute(routeId);
+    public CamelContext camelContext() {
+        return inbox.camelContext();
     }
 
     /** camel-main's stop, which is what its SIGTERM hook runs (the jar's process: SandboxModeIT). */

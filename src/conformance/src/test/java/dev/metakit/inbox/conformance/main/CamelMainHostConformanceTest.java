@@ -14,8 +14,9 @@ class CamelMainHostConformanceTest extends InProcessHostChecks {
         host = CamelMainHost.start(port, settings);
     }
 
+    /** The host's CamelContext, once started. */
     @Override
-    protected CamelContext context() {
+    public CamelContext camelContext() {
         return host.main.getCamelContext();
     }
 

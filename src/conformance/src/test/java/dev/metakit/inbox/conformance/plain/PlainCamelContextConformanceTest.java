@@ -15,8 +15,9 @@ class PlainCamelContextConformanceTest extends InProcessHostChecks {
         context = PlainCamelHost.start(Path.of(System.getProperty("metakit.test.basedir", "../..")), port, settings);
     }
 
+    /** The host's CamelContext, once started. */
     @Override
-    protected CamelContext context() {
+    public CamelContext camelContext() {
         return context;
     }
 
