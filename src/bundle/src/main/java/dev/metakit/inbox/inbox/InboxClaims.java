@@ -360,8 +360,9 @@ public class InboxClaims {
 
     /**
      * Applied, after a reconcile of {@code accountId} committed; the account's backoff, which ran out before the
-     * claim, goes with it (one set since, by another instance's failure, stays). Only the rows {@code owner} still
-     * holds; if it holds none, the backoff is not touched either.
+     * claim, goes with it (one set since, by another instance's failure, stays), and then every other account backing
+     * off on a delay of the worker's own is due at once: the API answers again (a Retry-After MetaKit sent is kept).
+     * Only the rows {@code owner} still holds; if it holds none, no backoff is touched either.
      */
     public int markProcessed(Claimant owner, long accountId, Collection<InboxKey> keys) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("with done as ("
@@ -369,7 +370,12 @@ public class InboxClaims {
                  and w.processed_at is null
                     returning 1),
                 over as (delete from inbox_account_backoff where account_id = ? and retry_at <= now()
-                            and exists (select 1 from done))
+                            and exists (select 1 from done)
+                         returning 1),
+                -- a reconcile that had failed went through: MetaKit answers again, so the accounts waiting on a delay
+                -- of the worker's own are due now (their retry probes at once); one MetaKit asked for is kept
+                woken as (update inbox_account_backoff set retry_at = now()
+                           where retry_at > now() and not asked and exists (select 1 from over))
                 select count(*) from done""")) {
             int next = InboxKey.bind(c, ps, 1, keys);
             ps.setObject(next, owner.bootToken());
@@ -391,8 +397,8 @@ public class InboxClaims {
     /**
      * The account's reconcile failed: the account backs off until {@code delay} from now (or later, if it already
      * waits longer: a Retry-After is never cut short), in its one row of {@code inbox_account_backoff} with its
-     * failure streak and {@code error}. The claimed {@code keys} are given back with {@code error}, due at the retry
-     * time (so behind the account's rows not tried since); no other row of the account is written: its pending rows,
+     * failure streak and {@code error}. The claimed {@code keys} are given back with {@code error}, put back now
+     * (behind the account's rows stored before); no other row of the account is written: its pending rows,
      * and those that arrive before the retry time, wait because the claim leaves the account out until then, and its
      * retry then claims one row (the probe) until a reconcile commits. So a failed retry writes the account's row and
      * one inbox row, whatever the account's backlog. {@code countAttempt=false} gives the claimed rows' attempt back and leaves the streak as
@@ -403,22 +409,33 @@ public class InboxClaims {
      */
     public Backoff backOff(Claimant owner, long accountId, Collection<InboxKey> workKeys, Collection<InboxKey> keys,
                            String error, Duration delay, boolean countAttempt) throws SQLException {
+        return backOff(owner, accountId, workKeys, keys, error, delay, false, countAttempt);
+    }
+
+    /**
+     * As {@link #backOff(Claimant, long, Collection, Collection, String, Duration, boolean)}; {@code asked}: the delay
+     * is MetaKit's (Retry-After), which an API answering again for another account never cuts short.
+     */
+    public Backoff backOff(Claimant owner, long accountId, Collection<InboxKey> workKeys, Collection<InboxKey> keys,
+                           String error, Duration delay, boolean asked, boolean countAttempt) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 with b as (
-                    insert into inbox_account_backoff as b (account_id, retry_at, failures, last_error)
-                    select ?, now() + ?::interval, ?, ?
+                    insert into inbox_account_backoff as b (account_id, retry_at, failures, last_error, asked)
+                    select ?, now() + ?::interval, ?, ?, ?
                      where exists (select 1 from webhook_inbox w, """ + InboxKey.ROWS + """
 
                                     where w.delivery_key = k.delivery_key and w.signed_at = k.signed_at
                                       and w.claim_token = ?)
                     on conflict (account_id) do update set retry_at = greatest(b.retry_at, excluded.retry_at),
-                           failures = b.failures + excluded.failures, last_error = excluded.last_error
+                           failures = b.failures + excluded.failures, last_error = excluded.last_error,
+                           asked = case when excluded.retry_at >= b.retry_at then excluded.asked else b.asked end
                     returning retry_at, failures),
                 claimed as (
-                    -- due with the account, behind its rows not tried since: the next retry's probe is another row,
-                    -- so a long outage spreads its tries over the backlog instead of spending one row's attempts
+                    -- put back behind the account's rows stored before this failure: the next retry's probe is one
+                    -- of those, so a long outage spreads its tries over the backlog instead of spending one row's
+                    -- attempts
                     update webhook_inbox w set claimed_by = null, claim_token = null, claimed_until = null,
-                           next_attempt_at = (select retry_at from b),
+                           next_attempt_at = now(),
                            last_error = ?, attempts = greatest(w.attempts - ?, 0)""" + HELD + """
 
                        and w.processed_at is null and exists (select 1 from b)
@@ -429,7 +446,8 @@ public class InboxClaims {
             ps.setString(2, Jdbc.interval(delay));
             ps.setInt(3, countAttempt ? 1 : 0);
             ps.setString(4, lastError);
-            int next = InboxKey.bind(c, ps, 5, workKeys);
+            ps.setBoolean(5, asked);
+            int next = InboxKey.bind(c, ps, 6, workKeys);
             ps.setObject(next, owner.bootToken());
             ps.setString(next + 1, lastError);
             ps.setInt(next + 2, countAttempt ? 0 : 1);

@@ -85,12 +85,13 @@ final class Outcomes {
         // account has been failing
         int attempts = again.stream().mapToInt(InboxRow::attempts).max().orElse(work.attempts());
         Duration delay = retryPolicy.delay(Math.max(attempts, work.accountFailures() + 1), cause);
+        boolean asked = retryPolicy.asked(cause).isPresent();
         List<InboxKey> againKeys = again.stream().map(InboxRow::inboxKey).toList();
         List<Outcome.Step> steps = new ArrayList<>();
         // the backoff first: its check that this boot still holds the work sees the spent rows too
         steps.add(() -> {
             InboxClaims.Backoff backoff = claims.backOff(self, work.accountId(), work.keys(), againKeys, error,
-                    sinceDecided(delay, decidedAt), true);
+                    sinceDecided(delay, decidedAt), asked, true);
             counters.addRetried(backoff.claimedRows());
             counters.fencedIfShort(self, againKeys, backoff.claimedRows(), about, claims);
             if (backoff.retryAt() != null) {

@@ -17,8 +17,12 @@ public record RetryPolicy(int maxAttempts, Duration base, Duration max) {
 
     /** MetaKit's Retry-After when it sent one, else the backoff for this attempt. */
     public Duration delay(int attempts, Throwable failure) {
-        Optional<Duration> asked = failure instanceof MetaKitApiException api ? api.retryAfter() : Optional.empty();
-        return asked.orElseGet(() -> backoff(attempts));
+        return asked(failure).orElseGet(() -> backoff(attempts));
+    }
+
+    /** The delay MetaKit asked for with {@code failure} (its Retry-After), if it asked. */
+    public Optional<Duration> asked(Throwable failure) {
+        return failure instanceof MetaKitApiException api ? api.retryAfter() : Optional.empty();
     }
 
     private Duration backoff(int attempts) {

@@ -107,10 +107,12 @@ class AccountBackoffTest {
         InboxWorker worker = worker(w -> {
             fixedBackoff(w, 2_000);
         });
-        worker.failed(single(worker.claim()), HTTP_500);
-        assertThat(scalar("select count(*) from webhook_inbox w join inbox_account_backoff b using (account_id)"
-                + " where w.delivery_key like 'a1-_' and w.next_attempt_at = b.retry_at"))
-                .as("the tried rows due with the account's retry").isEqualTo(3);
+        AccountWork tried = single(worker.claim());
+        Instant failedFrom = TestDatabase.clock();
+        worker.failed(tried, HTTP_500);
+        Instant failedBy = TestDatabase.clock();
+        assertThat(TestDatabase.instant("select min(next_attempt_at) from webhook_inbox where delivery_key like 'a1-_'"))
+                .as("the tried rows put back at their failure").isBetween(failedFrom, failedBy);
         // due by its own next_attempt_at, and the oldest row in the inbox: the account's retry time holds it back
         insert("a1-new", 1, 1_000);
         insert("a2-new", 2, 0);
@@ -176,6 +178,36 @@ class AccountBackoffTest {
                 .isEqualTo(5);
         assertThat(scalar("select max(attempts) from webhook_inbox")).isEqualTo(1);
         assertThat(scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
+    }
+
+    @Test
+    void aRetryThatGoesThroughMakesTheAccountsWaitingOnTheWorkersOwnDelayDueAndKeepsARetryAfter()
+            throws Exception {
+        insert("a1-0", 1, 30);
+        insert("a2-0", 2, 20);
+        insert("a3-0", 3, 10);
+        InboxWorker worker = worker(w -> fixedBackoff(w, 60_000));
+        List<AccountWork> first = worker.claim();
+        assertThat(first).extracting(AccountWork::accountId).containsExactly(1L, 2L, 3L);
+        worker.failed(first.get(0), HTTP_500);
+        worker.failed(first.get(1), HTTP_500);
+        worker.failed(first.get(2), new MetaKitApiException(429, Duration.ofSeconds(60), "MetaKit API 429"));
+        Instant asked = TestDatabase.instant("select retry_at from inbox_account_backoff where account_id = 3");
+        // account 1's minute has passed (its retry time set to now, standing in for the wait)
+        TestDatabase.exec("update inbox_account_backoff set retry_at = now() where account_id = 1");
+
+        AccountWork probe = single(worker.claim());
+        assertThat(probe.accountId()).isEqualTo(1L);
+        Instant before = TestDatabase.clock();
+        worker.completed(probe);
+
+        assertThat(TestDatabase.instant("select retry_at from inbox_account_backoff where account_id = 2"))
+                .as("the API answers again: account 2's own backoff is cut short").isBeforeOrEqualTo(TestDatabase.clock())
+                .isAfterOrEqualTo(before);
+        assertThat(TestDatabase.instant("select retry_at from inbox_account_backoff where account_id = 3"))
+                .as("the Retry-After MetaKit sent is kept").isEqualTo(asked);
+        assertThat(worker.claim()).as("account 2's probe, at once").extracting(AccountWork::accountId)
+                .containsExactly(2L);
     }
 
     @Test

@@ -36,11 +36,13 @@ import java.util.Optional;
  * <p>With {@code --recover-s N} the API then comes back (answering after {@code --latency-ms}) while deliveries keep
  * arriving, and for up to N seconds it prints how many of the rows stored before that moment are still pending, the
  * time until none is, the dead letters the outage left, and the bound the drain is held to: accounts x API latency /
- * the worker's concurrency (a backlog is one reconcile per account).
+ * the worker's concurrency (a backlog is one reconcile per account). With {@code --api-down false} the API answers
+ * throughout: the same load's cost without an outage, the reference for the figures with one.
  *
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.OutageBench [--seconds 120] [--window-s 10] [--rate 400] [--accounts 100]
- *   [--threads 4] [--recover-s 0] [--latency-ms 20] [--worker-concurrency 8] [--result-file results.tsv] [--label outage]
+ *   [--threads 4] [--recover-s 0] [--latency-ms 20] [--worker-concurrency 8] [--api-down true]
+ *   [--result-file results.tsv] [--label outage]
  * </pre>
  */
 public final class OutageBench {
@@ -50,7 +52,8 @@ public final class OutageBench {
     public static void main(String[] args) throws Exception {
         Map<String, String> o = DrainBench.BenchOptions.parse(args, "outage", Map.of("seconds", "120", "window-s", "10",
                 "rate", "400", "accounts", "100", "threads", "4", "recover-s", "0", "latency-ms", "20",
-                "worker-concurrency", "8"));
+                "worker-concurrency", "8", "api-down", "true"));
+        // --api-down false: the same load with the API answering, what ingest and work cost without an outage
         int recoverSeconds = Integer.parseInt(o.get("recover-s"));
         long latencyMillis = Long.parseLong(o.get("latency-ms"));
         int threads = Integer.parseInt(o.get("threads"));
@@ -63,7 +66,10 @@ public final class OutageBench {
         Optional<ProcessHandle> server = serverProcess(ds);
         try (FakeMetaKit metakit = FakeMetaKit.onCleanDatabase(accounts)) {
             metakit.latency(latencyMillis);
-            metakit.outage(500);
+            boolean apiDown = Boolean.parseBoolean(o.get("api-down"));
+            if (apiDown) {
+                metakit.outage(500);
+            }
             Map<String, String> p = new LinkedHashMap<>();
             p.put("metakit.api.url", metakit.url());
             p.put("metakit.api.key", FakeMetaKit.API_KEY);
@@ -71,8 +77,9 @@ public final class OutageBench {
             p.put("metakit.status.interval", "PT1H");
             p.put("metakit.worker.concurrency", o.get("worker-concurrency")); // the default, named for the bound
             try (RunningInbox inbox = RunningInbox.start(p)) {
-                System.out.printf(Locale.ROOT, "outage: %d s of deliveries at %d/s over %d accounts, every API call"
-                        + " answered 500; windows of %d s%n", seconds, rate, accounts, window);
+                System.out.printf(Locale.ROOT, "outage: %d s of deliveries at %d/s over %d accounts, %s; windows of"
+                        + " %d s%n", seconds, rate, accounts, apiDown ? "every API call answered 500"
+                        : "the API answering (no outage)", window);
                 SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, threads, rate / threads,
                         accounts)
                         .start();
