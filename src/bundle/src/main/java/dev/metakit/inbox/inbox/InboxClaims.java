@@ -291,6 +291,39 @@ public class InboxClaims {
         }
     }
 
+    /** How many reconciles of an account must have failed in a row before it may be the canary. */
+    public static final int CANARY_AFTER_FAILURES = 3;
+
+    /**
+     * During an outage, one account probes for all: the account backing off on the worker's own delay (not one MetaKit
+     * asked for) that is due first, after {@link #CANARY_AFTER_FAILURES} failures in a row, with rows pending and more
+     * than {@code every} to wait, is made due now. Its retry is then the account's probe: if it fails, it backs off
+     * as before; if it goes through, {@link #markProcessed(Claimant, long, Collection)} makes every account waiting
+     * due. So the API's return is noticed within {@code every} whatever the accounts' delays (up to the longest
+     * backoff), at the cost of one call per {@code every}. Returns the account made due, or null.
+     */
+    public Long dueCanary(Duration every) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                update inbox_account_backoff set retry_at = now()
+                 where account_id = (
+                     select b.account_id from inbox_account_backoff b
+                      where b.retry_at > now() + ?::interval and not b.asked and b.failures >= ?
+                        and exists (select 1 from webhook_inbox w
+                                     where w.account_id = b.account_id and""" + PENDING_DAYS + """
+
+                                       and w.processed_at is null and w.failed_at is null)
+                      order by b.retry_at
+                      limit 1
+                      for update skip locked)
+                returning account_id""")) {
+            ps.setString(1, Jdbc.interval(every));
+            ps.setInt(2, CANARY_AFTER_FAILURES);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
     /**
      * Extends the lease of the rows {@code owner} still holds (claimed by this boot, not processed): an instance
      * working on rows longer than the lease keeps them; one stuck stops renewing and its rows are claimed again once

@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
 final class WorkerUpkeep {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerUpkeep.class);
     private static final Duration ADVANCE_EVERY = Duration.ofMinutes(1);
+    /** how often, during an outage, one account backing off is retried for all (InboxClaims.dueCanary) */
+    static final Duration CANARY_EVERY = Duration.ofSeconds(5);
 
     private final InstanceLiveness liveness;
     private final InboxClaims claims;
@@ -42,6 +44,7 @@ final class WorkerUpkeep {
     /** the first at start, then once a minute: the days a backlog emptied leave the claims' look within a minute */
     private volatile long nextAdvance;
     private volatile boolean advanceFailing;
+    private volatile long nextCanary;
 
     WorkerUpkeep(InstanceLiveness liveness, InboxClaims claims, WorkInHand workInHand, OutcomeBuffer outcomes,
                  WorkerCounters counters, long heartbeatMillis, long deadAfterMillis, Duration lease) {
@@ -77,6 +80,7 @@ final class WorkerUpkeep {
                 r -> daemon(r, "metakit-worker-upkeep", Thread.NORM_PRIORITY));
         nextRenewal = System.nanoTime() + renewalPeriod().toNanos();
         nextAdvance = System.nanoTime();
+        nextCanary = System.nanoTime() + CANARY_EVERY.toNanos();
         long every = Math.min(heartbeatMillis, renewalPeriod().toMillis());
         threads.scheduleWithFixedDelay(this::recordAndRenew, every, every, TimeUnit.MILLISECONDS);
     }
@@ -168,6 +172,24 @@ final class WorkerUpkeep {
         if (System.nanoTime() - nextAdvance >= 0) {
             nextAdvance = System.nanoTime() + ADVANCE_EVERY.toNanos();
             advancePendingSince();
+        }
+        if (System.nanoTime() - nextCanary >= 0) {
+            nextCanary = System.nanoTime() + CANARY_EVERY.toNanos();
+            dueCanary();
+        }
+    }
+
+    /** One account backing off retried now for all of them, so the API's return is seen within CANARY_EVERY. */
+    void dueCanary() {
+        try {
+            Long account = claims.dueCanary(CANARY_EVERY);
+            if (account != null) {
+                LOG.debug("Worker retries account {} now for every account backing off: does MetaKit answer again?",
+                        account);
+            }
+        } catch (SQLException | RuntimeException e) {
+            // the accounts' own retry times stand meanwhile; the heartbeat and the claims say what is wrong
+            LOG.debug("Worker cannot pick an account to retry for all: {}", e.getMessage());
         }
     }
 

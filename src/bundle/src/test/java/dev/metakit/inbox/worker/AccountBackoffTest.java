@@ -211,6 +211,31 @@ class AccountBackoffTest {
     }
 
     @Test
+    void duringAnOutageOneAccountIsRetriedForAllAfterItsFailuresInARowNeverOneMetaKitAskedToWait() throws Exception {
+        for (long account = 1; account <= 4; account++) {
+            insert("a" + account + "-0", account, 10);
+        }
+        // account 1: the outage's third failure in a row, due in a minute; 2: one failure (a hiccup); 3: the longest
+        // wait, but MetaKit's Retry-After; 4: three failures, due in two minutes
+        TestDatabase.exec("insert into inbox_account_backoff (account_id, retry_at, failures, last_error, asked) values"
+                + " (1, now() + interval '1 minute', 3, 'MetaKit API 500', false),"
+                + " (2, now() + interval '30 seconds', 1, 'MetaKit API 500', false),"
+                + " (3, now() + interval '30 seconds', 5, 'MetaKit API 429', true),"
+                + " (4, now() + interval '2 minutes', 3, 'MetaKit API 500', false)");
+        InboxClaims claims = new InboxClaims(TestDatabase.dataSource());
+
+        Instant before = TestDatabase.clock();
+        assertThat(claims.dueCanary(Duration.ofSeconds(5))).as("the one due first of those eligible").isEqualTo(1L);
+        assertThat(TestDatabase.instant("select retry_at from inbox_account_backoff where account_id = 1"))
+                .isBetween(before, TestDatabase.clock());
+        assertThat(claims.dueCanary(Duration.ofSeconds(5))).as("then the next").isEqualTo(4L);
+        assertThat(claims.dueCanary(Duration.ofSeconds(5))).as("a hiccup and a Retry-After are never retried early")
+                .isNull();
+        assertThat(scalar("select count(*) from inbox_account_backoff where retry_at > now() + interval '20 seconds'"))
+                .isEqualTo(2);
+    }
+
+    @Test
     void aClaimReadsNoneOfTheRowsPiledUpForAnAccountBackingOff() throws Exception {
         insert("a1-0", 1, 100);
         InboxWorker worker = worker(w -> {
