@@ -69,7 +69,16 @@ class StalledInstanceFaultIT extends InstanceFaults {
 
         Set<String> acked = SignedLoad.ackedKeys(load.stop());
         assertThat(freedRows).as("rows of other accounts the paused instance held").isNotEmpty();
-        assertThat(processedBy(orphans)).as("who processed the paused instance's rows").containsOnlyKeys("inbox-b");
+        // a row the survivor tried and gave back (its reconcile timed out on the held account) is pending again, for
+        // any instance's next claim: the account's retry takes one row at a time, so the resumed instance may claim
+        // the others, under a claim of its own (checked below: every row processed by the holder of its claim)
+        Set<String> givenBack = uncheckedKeys("select distinct delivery_key from test_inbox_audit where kind = 'retry'"
+                + " and instance = 'inbox-b' and delivery_key = any(?)", orphans);
+        Set<String> keptBySurvivor = new HashSet<>(orphans);
+        keptBySurvivor.removeAll(givenBack);
+        assertThat(keptBySurvivor).as("the paused instance's rows the survivor never gave back").isNotEmpty();
+        assertThat(processedBy(keptBySurvivor)).as("who processed the paused instance's rows")
+                .containsOnlyKeys("inbox-b");
         assertEveryAckedRowProcessedByTheHolderOfItsClaim(acked);
         System.out.printf("FAULT recovery SIGSTOP one of two for %d s: %d rows held by the paused instance; %d"
                         + " processed by the survivor %d ms after the pause; the other %d (account %d) claimed by it"
