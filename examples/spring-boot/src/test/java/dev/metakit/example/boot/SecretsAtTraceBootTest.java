@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import java.util.zip.GZIPInputStream;
 
@@ -75,7 +76,16 @@ class SecretsAtTraceBootTest {
 
         List<String> secrets = new ArrayList<>(SECRETS.all());
         secrets.add(ROTATION_KEY);
-        List<String> log = logLines();
+        // logback gzips a rolled file on a thread of its own: an archive still being written reads short, so the log is
+        // read again until every archive is whole
+        AtomicReference<List<String>> read = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsMatching(
+                        e -> e instanceof IOException || e instanceof UncheckedIOException)
+                .until(() -> {
+                    read.set(logLines());
+                    return true;
+                });
+        List<String> log = read.get();
         List<String> holding = log.stream().filter(line -> secrets.stream().anyMatch(line::contains)).toList();
         assertThat(log.size()).as("log lines written at TRACE").isGreaterThan(1000);
         // the one exception (docs/architecture.md "The same promises in every runtime"): Apache HttpClient, which the
