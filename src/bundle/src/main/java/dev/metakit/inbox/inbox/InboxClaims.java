@@ -431,11 +431,12 @@ public class InboxClaims {
      * The account's reconcile failed: the account backs off until {@code delay} from now (or later, if it already
      * waits longer: a Retry-After is never cut short), in its one row of {@code inbox_account_backoff} with its
      * failure streak and {@code error}. The claimed {@code keys} are given back with {@code error}, put back now
-     * (behind the account's rows stored before); no other row of the account is written: its pending rows,
-     * and those that arrive before the retry time, wait because the claim leaves the account out until then, and its
-     * retry then claims one row (the probe) until a reconcile commits. So a failed retry writes the account's row and
-     * one inbox row, whatever the account's backlog. {@code countAttempt=false} gives the claimed rows' attempt back and leaves the streak as
-     * it is (our own misconfiguration, such as a rejected API key, must not use up a delivery's attempts).
+     * (behind the account's rows stored before); no other row of the account is written: its pending rows, and those
+     * that arrive before the retry time, wait because the claim leaves the account out until then, and its retry then
+     * claims one row (the probe) until a reconcile commits. So a failed retry writes the account's row and one inbox
+     * row, whatever the account's backlog. {@code countAttempt=false} gives the claimed rows' attempt back and leaves
+     * the streak as it is (our own misconfiguration, such as a rejected API key, must not use up a delivery's
+     * attempts).
      * Only when {@code owner} still holds one of {@code workKeys} (the claimed rows of the failed work, {@code keys}
      * and any it failed meanwhile): a boot whose work was taken over leaves the account to the one that took it.
      * Then {@link Backoff#retryAt()} is null and nothing is written.
