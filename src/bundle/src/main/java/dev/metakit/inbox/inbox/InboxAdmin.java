@@ -193,9 +193,14 @@ public class InboxAdmin {
     /** How many rows a backlog count reads at most: the meters refresh every few seconds, whatever the backlog. */
     public static final int COUNTED_UP_TO = 10_000;
 
-    /** A pending row of {@code webhook_inbox w}, in the days where pending rows are (InboxClaims). */
+    /**
+     * A pending row of {@code webhook_inbox w}, in the days where pending rows are (InboxClaims), and not one that its
+     * account's catch-up settled (marked processed by the worker shortly after).
+     */
     private static final String PENDING = "w.processed_at is null and w.failed_at is null"
-            + " and w.signed_at >= inbox_pending_from()";
+            + " and w.signed_at >= inbox_pending_from()"
+            + " and not exists (select 1 from inbox_account_settled s"
+            + " where s.account_id = w.account_id and w.next_attempt_at <= s.through)";
 
     /**
      * The counts read at most {@value #COUNTED_UP_TO} + 1 rows each, beside the partial indexes' estimates; the oldest

@@ -17,6 +17,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The worker's statements on the inbox: the inbox seen as a work queue, and {@code inbox_account_backoff}, which only
@@ -101,15 +102,20 @@ public class InboxClaims {
                 -- probe: the account's backoff ran out, so its reconcile failed the last time; its retry claims one
                 -- row, the first due, to ring for one reconcile, and the rest of its rows wait for that to commit:
                 -- a retry that fails again writes that row and the account's, whatever the account's backlog
-                select k.account_id,
+                select k.account_id, s.through,
                        exists (select 1 from inbox_account_backoff b where b.account_id = k.account_id) as probe
                   from walk k
+                 -- the rows a retry settled whole (up to inbox_account_settled.through) are no one's to claim: the
+                 -- scans below start after them on the account's index
+                 cross join lateral (
+                     select coalesce((select s.through from inbox_account_settled s where s.account_id = k.account_id),
+                                     '-infinity') as through) s
                  -- one probe for a claimable row of the account (LATERAL ... LIMIT 1: never a join over every
                  -- pending row, which the planner makes of an EXISTS; the order keeps it on the account's index
                  -- when the statistics say most rows are one account's)
                  cross join lateral (
                      select 1 from webhook_inbox w
-                      where w.account_id = k.account_id and""" + CLAIMABLE + """
+                      where w.account_id = k.account_id and w.next_attempt_at > s.through and""" + CLAIMABLE + """
 
                       order by w.next_attempt_at
                       limit 1) due
@@ -125,7 +131,7 @@ public class InboxClaims {
                 select k.delivery_key, k.signed_at from due_accounts a
                  cross join lateral (
                      select w.delivery_key, w.signed_at from webhook_inbox w
-                      where w.account_id = a.account_id and""" + CLAIMABLE + """
+                      where w.account_id = a.account_id and w.next_attempt_at > a.through and""" + CLAIMABLE + """
 
                       order by w.next_attempt_at
                       limit case when a.probe then 1 else ? end
@@ -151,7 +157,21 @@ public class InboxClaims {
              where i.delivery_key = k.delivery_key and i.signed_at = k.signed_at
             returning i.delivery_key, i.event, i.account_id, i.body, i.body_raw, i.attempts,
                       i.replayed_at is not null, i.trace_parent, i.signed_at,
-                      coalesce((select b.failures from inbox_account_backoff b where b.account_id = i.account_id), 0)""";
+                      coalesce((select b.failures from inbox_account_backoff b where b.account_id = i.account_id), 0),
+                      -- a retry's probe with a backlog of the account behind it (more than ? rows, not yet settled):
+                      -- its reconcile settles them all, given the claim's time (the database's clock) and where
+                      -- pending rows begin (the window they can name)
+                      case when exists (select 1 from inbox_account_backoff b where b.account_id = i.account_id)
+                           then exists (select 1 from webhook_inbox w
+                                         where w.account_id = i.account_id and""" + PENDING_DAYS + """
+
+                                           and w.processed_at is null and w.failed_at is null
+                                           and w.next_attempt_at > coalesce((select s.through
+                                                 from inbox_account_settled s where s.account_id = i.account_id),
+                                               '-infinity')
+                                         offset ?)
+                           else false end,
+                      now(), inbox_pending_from()""";
 
     /*
      * Every statement on rows a boot holds names them by key and signed_at ({@link InboxKey#ROWS}): PostgreSQL joins
@@ -209,6 +229,7 @@ public class InboxClaims {
             ps.setString(8, owner.instanceId());
             ps.setObject(9, owner.bootToken());
             ps.setString(10, Jdbc.interval(lease));
+            ps.setInt(11, CATCH_UP_BEHIND);
             List<InboxRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -219,12 +240,19 @@ public class InboxClaims {
                     Long accountId = rs.wasNull() ? null : account;
                     rows.add(new InboxRow(rs.getString(1), rs.getString(2), accountId, body, rs.getInt(6),
                             rs.getBoolean(7), rs.getString(8),
-                            rs.getObject(9, java.time.OffsetDateTime.class).toInstant(), rs.getInt(10)));
+                            rs.getObject(9, java.time.OffsetDateTime.class).toInstant(), rs.getInt(10),
+                            rs.getBoolean(11) ? new InboxRow.Backlog(finite(rs, 12), finite(rs, 13)) : null));
                 }
             }
             walkStart = nextWalkStart(start, rows, cap);
             return rows;
         }
+    }
+
+    /** A timestamptz column as an instant; null for SQL null and for -infinity (no time before it). */
+    private static Instant finite(ResultSet rs, int column) throws SQLException {
+        java.time.OffsetDateTime at = rs.getObject(column, java.time.OffsetDateTime.class);
+        return at == null || at.equals(java.time.OffsetDateTime.MIN) ? null : at.toInstant();
     }
 
     /**
@@ -290,6 +318,13 @@ public class InboxClaims {
             });
         }
     }
+
+    /**
+     * How many of an account's rows must be pending behind its retry's probe for the probe's reconcile to settle them
+     * all (a catch-up: one reconcile that reads the account's deals over the backlog's window instead of each row):
+     * fewer are claimed and read after the probe, as one claim can take them.
+     */
+    public static final int CATCH_UP_BEHIND = 1_000;
 
     /** How many reconciles of an account must have failed in a row before it may be the canary. */
     public static final int CANARY_AFTER_FAILURES = 3;
@@ -398,10 +433,25 @@ public class InboxClaims {
      * Only the rows {@code owner} still holds; if it holds none, no backoff is touched either.
      */
     public int markProcessed(Claimant owner, long accountId, Collection<InboxKey> keys) throws SQLException {
+        return markProcessed(owner, accountId, keys, null);
+    }
+
+    /**
+     * As {@link #markProcessed(Claimant, long, Collection)}, for a reconcile that settled the account's backlog:
+     * every pending row of the account with {@code next_attempt_at} at or before {@code settledThrough} (null: none)
+     * is settled with them, in one row ({@code inbox_account_settled}) whatever their number; no claim takes them
+     * again, and {@link #markSettled} marks them processed later.
+     */
+    public int markProcessed(Claimant owner, long accountId, Collection<InboxKey> keys, Instant settledThrough)
+            throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("with done as ("
                 + PROCESSED + HELD + """
                  and w.processed_at is null
                     returning 1),
+                settled as (insert into inbox_account_settled as s (account_id, through)
+                            select ?, ?::timestamptz where ?::timestamptz is not null and exists (select 1 from done)
+                            on conflict (account_id) do update set through = greatest(s.through, excluded.through)
+                            returning 1),
                 over as (delete from inbox_account_backoff where account_id = ? and retry_at <= now()
                             and exists (select 1 from done)
                          returning 1),
@@ -413,10 +463,72 @@ public class InboxClaims {
             int next = InboxKey.bind(c, ps, 1, keys);
             ps.setObject(next, owner.bootToken());
             ps.setLong(next + 1, accountId);
+            Jdbc.setInstant(ps, next + 2, settledThrough);
+            Jdbc.setInstant(ps, next + 3, settledThrough);
+            ps.setLong(next + 4, accountId);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);
             }
+        }
+    }
+
+    /** What {@link #markSettled} did: rows marked processed, and rows put back to be claimed (dead letters to be). */
+    public record Marked(int processed, int putBack) {
+        public int total() {
+            return processed + putBack;
+        }
+    }
+
+    /**
+     * Marks processed up to {@code limit} of the rows that accounts' catch-ups settled ({@code inbox_account_settled}:
+     * pending, at or before the account's {@code through}), those no live claim holds. A row {@code usable} refuses
+     * (a body no retry can fix, which a claim dead-letters with its reason) is put back instead, due now and so after
+     * {@code through}: the next claim takes it and fails it as any claim does. Run in the background until none is
+     * left: the settled rows wait for nothing meanwhile (no claim takes them, the backlog counts leave them out), but
+     * they keep their day from being dropped and stay in the pending index until then.
+     */
+    public Marked markSettled(int limit, Predicate<InboxRow> usable) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return Jdbc.inTransaction(c, tx -> {
+                List<InboxKey> processed = new ArrayList<>();
+                List<InboxKey> putBack = new ArrayList<>();
+                try (PreparedStatement ps = tx.prepareStatement("""
+                        select w.delivery_key, w.event, w.account_id, w.body, w.body_raw, w.signed_at
+                          from inbox_account_settled s
+                          join webhook_inbox w on w.account_id = s.account_id and w.next_attempt_at <= s.through
+                         where""" + PENDING_DAYS + """
+
+                           and w.processed_at is null and w.failed_at is null
+                           and (w.claimed_until is null or w.claimed_until < now())
+                         limit ?
+                         for update of w skip locked""")) {
+                    ps.setInt(1, limit);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            String text = rs.getString(4);
+                            byte[] body = text != null ? text.getBytes(StandardCharsets.UTF_8) : rs.getBytes(5);
+                            InboxRow row = new InboxRow(rs.getString(1), rs.getString(2), rs.getLong(3), body, 0,
+                                    rs.getObject(6, java.time.OffsetDateTime.class).toInstant());
+                            (usable.test(row) ? processed : putBack).add(row.inboxKey());
+                        }
+                    }
+                }
+                update(tx, PROCESSED, processed);
+                update(tx, "update webhook_inbox w set next_attempt_at = now()", putBack);
+                return new Marked(processed.size(), putBack.size());
+            });
+        }
+    }
+
+    private static void update(Connection tx, String update, List<InboxKey> keys) throws SQLException {
+        if (keys.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement ps = tx.prepareStatement(update + " from " + InboxKey.ROWS
+                + " where w.delivery_key = k.delivery_key and w.signed_at = k.signed_at")) {
+            InboxKey.bind(tx, ps, 1, keys);
+            ps.executeUpdate();
         }
     }
 

@@ -56,6 +56,9 @@ public class ReconcileSteps {
         DealsQuery query = accountReconciler.planDeals(account, positions, reconcile.hints());
         if (reconcile.fullScan()) {
             Instant scanFrom = scanFrom(account, reconcile.snapshotAt());
+            if (reconcile.backlogFrom() != null && reconcile.backlogFrom().isBefore(scanFrom)) {
+                scanFrom = reconcile.backlogFrom(); // the deliveries a catch-up settles unread may name older closes
+            }
             query = DealsQuery.from(query.needed() && query.from().isBefore(scanFrom) ? query.from() : scanFrom,
                     query.tickets());
         }

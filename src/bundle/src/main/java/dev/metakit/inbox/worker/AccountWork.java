@@ -5,12 +5,22 @@ import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.reconcile.AccountReconcile;
 import dev.metakit.inbox.reconcile.Hint;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 
 /** The claimed trade-event rows of one account: they ring for one reconcile, whatever their number. */
 public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints) {
+
+    /**
+     * How long before its claim a row must have been stored, or last tried, for a catch-up to settle it unread: an
+     * insert still committing at the claim is not seen by it, and MetaKit's deals may lag a close by a moment (a row
+     * left out is claimed and read as usual).
+     */
+    static final Duration SETTLE_MARGIN = Duration.ofSeconds(10);
 
     public List<InboxKey> keys() {
         return rows.stream().map(InboxRow::inboxKey).toList();
@@ -24,9 +34,30 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
         return !rows.isEmpty() && rows.stream().allMatch(InboxRow::replayed) ? "replay" : "event";
     }
 
-    /** The reconcile these rows ring for: their tickets are its hints, {@link #trigger()} what started it. */
+    /**
+     * The reconcile these rows ring for: their tickets are its hints, {@link #trigger()} what started it; for a
+     * {@link #catchUp()}, one that reads the account's deals over the backlog's window too.
+     */
     public AccountReconcile reconcile() {
-        return AccountReconcile.forDeliveries(accountId, hints, trigger());
+        InboxRow.Backlog backlog = catchUp();
+        return backlog == null ? AccountReconcile.forDeliveries(accountId, hints, trigger())
+                : AccountReconcile.catchUp(accountId, hints, trigger(), backlog.pendingFrom());
+    }
+
+    /**
+     * The backlog this work settles whole, or null: the account's retry probe with rows of the account pending
+     * behind it, whose committed reconcile settles every one of them stored before {@link #settleThrough()}. Not when
+     * pending rows may begin in the first partition (no time bounds the deals they can name): those go row by row.
+     */
+    public InboxRow.Backlog catchUp() {
+        return rows.stream().map(InboxRow::backlog).filter(Objects::nonNull)
+                .filter(b -> b.pendingFrom() != null).findFirst().orElse(null);
+    }
+
+    /** Up to when a committed {@link #catchUp()} settles the account's pending rows; null: no catch-up. */
+    public Instant settleThrough() {
+        InboxRow.Backlog backlog = catchUp();
+        return backlog == null ? null : backlog.claimedAt().minus(SETTLE_MARGIN);
     }
 
     /** The most attempts any of these rows has had (each row is failed on its own attempts). */

@@ -110,6 +110,28 @@ final class ClaimPolicy {
         }
     }
 
+    /**
+     * Whether no retry can fix the row, as {@link #sort} finds it: a body that cannot be read, a trade event without
+     * an account (a catch-up's settled rows are marked processed unread unless this says so).
+     */
+    boolean unusable(InboxRow row) {
+        WebhookEvent event;
+        try {
+            event = json.webhookEvent(row.body());
+        } catch (MalformedPayloadException e) {
+            return true;
+        }
+        return trade.isTrade(eventName(row, event)) && account(row, event) == null;
+    }
+
+    private static String eventName(InboxRow row, WebhookEvent event) {
+        return row.event() != null ? row.event() : event.event();
+    }
+
+    private static Long account(InboxRow row, WebhookEvent event) {
+        return event.accountId() != null ? event.accountId() : row.accountId();
+    }
+
     /** Sorts claimed rows by what becomes of them: by the event name stored with the row, and the body's account. */
     Sorted sort(List<InboxRow> rows) {
         Map<Long, List<InboxRow>> tradeRows = new LinkedHashMap<>();
@@ -125,8 +147,8 @@ final class ClaimPolicy {
                 deadLetters.add(new DeadLetter(row, PoisonReason.of(e), e.getMessage()));
                 continue;
             }
-            String name = row.event() != null ? row.event() : event.event();
-            Long account = event.accountId() != null ? event.accountId() : row.accountId();
+            String name = eventName(row, event);
+            Long account = account(row, event);
             if (account != null) {
                 accountsSeen.add(account);
             }

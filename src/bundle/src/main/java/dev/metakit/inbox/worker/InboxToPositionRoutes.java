@@ -99,7 +99,7 @@ public class InboxToPositionRoutes extends RouteBuilder {
                     .process(reconcileSpans::begin).id("trace-reconcile") // its span, linked to its deliveries; its log context
                     .doTry()
                         .to(RECONCILE_ACCOUNT)
-                        .bean("inboxWorker", "completed(${exchangeProperty." + WORK_PROPERTY + "})")
+                        .bean("inboxWorker", "completed(${exchangeProperty." + WORK_PROPERTY + "}, ${body})")
                     .doCatch(Exception.class)
                         .bean("inboxWorker", "failed(${exchangeProperty." + WORK_PROPERTY + "}, ${exception})")
                     .doFinally()

@@ -11,6 +11,7 @@ import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.reconcile.AccountReconciler;
+import dev.metakit.inbox.reconcile.ReconcileResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,7 +100,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         workInHand = new WorkInHand(lease);
         outcomeBuffer = new OutcomeBuffer(workInHand, heartbeatMillis);
         upkeep = new WorkerUpkeep(liveness, claims, workInHand, outcomeBuffer, counters, heartbeatMillis,
-                deadAfterMillis, lease);
+                deadAfterMillis, lease, row -> !claimPolicy.unusable(row));
     }
 
     /**
@@ -180,9 +181,17 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         return sorted.work();
     }
 
-    /** The account's reconcile committed: its rows are applied. */
+    /** The account's reconcile committed: its rows are applied, a catch-up's backlog with them. */
     public void completed(AccountWork work) {
-        outcomeBuffer.settle(outcomes.completed(work));
+        completed(work, null);
+    }
+
+    /** The account's reconcile committed ({@code result}): its rows are applied, a catch-up's backlog with them. */
+    public void completed(AccountWork work, ReconcileResult result) {
+        outcomeBuffer.settle(outcomes.completed(work, result != null && result.stale()));
+        if (work.catchUp() != null) {
+            upkeep.settled();
+        }
     }
 
     /**

@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -49,11 +50,16 @@ final class Outcomes {
         }));
     }
 
-    /** The account's reconcile committed: its rows are applied. */
-    Outcome completed(AccountWork work) {
+    /**
+     * The account's reconcile committed: its rows are applied; a catch-up's ({@link AccountWork#catchUp()}) settles
+     * the account's backlog with them, unless its snapshot came too late to apply ({@code stale}: a later one had, which
+     * did not read the backlog's deals).
+     */
+    Outcome completed(AccountWork work, boolean stale) {
         String about = work.about();
+        Instant settleThrough = stale ? null : work.settleThrough();
         return new Outcome(work.accountId(), about, List.of(() -> {
-            int n = claims.markProcessed(self, work.accountId(), work.keys());
+            int n = claims.markProcessed(self, work.accountId(), work.keys(), settleThrough);
             counters.addProcessed(n);
             counters.fencedIfShort(self, work.keys(), n, about, claims);
         }));

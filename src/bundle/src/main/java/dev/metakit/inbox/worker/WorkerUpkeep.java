@@ -3,6 +3,7 @@ package dev.metakit.inbox.worker;
 import dev.metakit.inbox.inbox.Claimant;
 import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxKey;
+import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,6 +11,7 @@ import org.slf4j.LoggerFactory;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Predicate;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -26,7 +28,12 @@ final class WorkerUpkeep {
     private static final Duration ADVANCE_EVERY = Duration.ofMinutes(1);
     /** how often, during an outage, one account backing off is retried for all (InboxClaims.dueCanary) */
     static final Duration CANARY_EVERY = Duration.ofSeconds(5);
+    /** rows a catch-up settled, marked processed per statement */
+    static final int MARK_BATCH = 5_000;
+    /** how long a round of the upkeep marks settled rows at most */
+    static final Duration MARK_FOR = Duration.ofMillis(500);
 
+    private final Predicate<InboxRow> usable;
     private final InstanceLiveness liveness;
     private final InboxClaims claims;
     private final WorkInHand workInHand;
@@ -45,9 +52,16 @@ final class WorkerUpkeep {
     private volatile long nextAdvance;
     private volatile boolean advanceFailing;
     private volatile long nextCanary;
+    /** a catch-up committed: rows it settled wait to be marked processed (also looked for once a minute) */
+    private volatile boolean settledToMark = true;
+    private long markedInRun;
+    private volatile boolean markFailing;
 
+    /** {@code usable}: whether a settled row may be marked processed unread (else a claim takes it, to fail it) */
     WorkerUpkeep(InstanceLiveness liveness, InboxClaims claims, WorkInHand workInHand, OutcomeBuffer outcomes,
-                 WorkerCounters counters, long heartbeatMillis, long deadAfterMillis, Duration lease) {
+                 WorkerCounters counters, long heartbeatMillis, long deadAfterMillis, Duration lease,
+                 Predicate<InboxRow> usable) {
+        this.usable = usable;
         this.liveness = liveness;
         this.claims = claims;
         this.workInHand = workInHand;
@@ -172,6 +186,10 @@ final class WorkerUpkeep {
         if (System.nanoTime() - nextAdvance >= 0) {
             nextAdvance = System.nanoTime() + ADVANCE_EVERY.toNanos();
             advancePendingSince();
+            settledToMark = true; // another instance's catch-ups, or this one's before a restart
+        }
+        if (settledToMark) {
+            markSettled();
         }
         if (System.nanoTime() - nextCanary >= 0) {
             nextCanary = System.nanoTime() + CANARY_EVERY.toNanos();
@@ -190,6 +208,43 @@ final class WorkerUpkeep {
         } catch (SQLException | RuntimeException e) {
             // the accounts' own retry times stand meanwhile; the heartbeat and the claims say what is wrong
             LOG.debug("Worker cannot pick an account to retry for all: {}", e.getMessage());
+        }
+    }
+
+    /** A catch-up committed: the rows it settled are marked processed from the next round on. */
+    void settled() {
+        settledToMark = true;
+    }
+
+    /**
+     * Marks processed the rows catch-ups settled, {@value #MARK_BATCH} a statement, for at most {@link #MARK_FOR} a
+     * round (the renewals share this thread), then again the next round until none is left; one line when done.
+     */
+    void markSettled() {
+        long until = System.nanoTime() + MARK_FOR.toNanos();
+        try {
+            int marked;
+            do {
+                InboxClaims.Marked batch = claims.markSettled(MARK_BATCH, usable);
+                marked = batch.total();
+                markedInRun += batch.processed();
+                counters.addProcessed(batch.processed());
+            } while (marked == MARK_BATCH && System.nanoTime() - until < 0);
+            if (marked < MARK_BATCH) {
+                settledToMark = false;
+                if (markedInRun > 0) {
+                    LOG.info("Worker marked {} inbox rows processed that the catch-up of their account settled",
+                            markedInRun);
+                }
+                markedInRun = 0;
+            }
+            markFailing = false;
+        } catch (SQLException | RuntimeException e) {
+            // the rows stay settled meanwhile (no claim takes them); the next round tries again
+            if (!markFailing) {
+                LOG.warn("Worker cannot mark the rows a catch-up settled processed yet (retrying): {}", e.getMessage());
+                markFailing = true;
+            }
         }
     }
 

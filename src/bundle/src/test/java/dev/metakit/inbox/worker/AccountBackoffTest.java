@@ -146,7 +146,7 @@ class AccountBackoffTest {
 
     @Test
     void aRetryThatFailsAgainWritesItsProbeRowAndTheAccountsAndTheNextRetryProbesAnotherRow() throws Exception {
-        insertMany("a1-", 1, 20, 100);
+        ClaimedRows.tradeRows("a1-", 1, 20, 100);
         // a claim of one account capped at 2 rows: the first takes two of the twenty
         InboxWorker worker = worker(w -> {
             w.setBatchSize(1);
@@ -246,7 +246,7 @@ class AccountBackoffTest {
         worker.failed(single(worker.claim()), HTTP_500);
         // an API outage with traffic: rows keep arriving for the account, each due by its own time and older than
         // the other account's row
-        insertMany("a1-late-", 1, 5_000, 50);
+        ClaimedRows.tradeRows("a1-late-", 1, 5_000, 50);
         insert("a2-0", 2, 0);
 
         try (Connection c = TestDatabase.dataSource().getConnection()) {
@@ -300,7 +300,7 @@ class AccountBackoffTest {
 
     @Test
     void rowsOfAnAccountFailedTogetherAreOneWarningWithTheirCountNotOnePerRow() throws Exception {
-        insertMany("spent-", 1, 50, 100);
+        ClaimedRows.tradeRows("spent-", 1, 50, 100);
         TestDatabase.exec("update webhook_inbox set attempts = 1");
         InboxWorker worker = worker(w -> {
             w.setMaxAttempts(2);
@@ -448,21 +448,6 @@ class AccountBackoffTest {
         worker.start();
         workers.add(worker);
         return worker;
-    }
-
-    /** {@code count} pending trade-event rows of {@code account} ({@code prefix} + n), due {@code ageSeconds} ago. */
-    private static void insertMany(String prefix, long account, int count, int ageSeconds) throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
-                "insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
-                        + " select ? || n, 'position.modified', ?, ?, now() - ? * interval '1 second'"
-                        + " from generate_series(1, ?) n")) {
-            ps.setString(1, prefix);
-            ps.setLong(2, account);
-            ps.setString(3, new String(event("position.modified", account, 100 + account), StandardCharsets.UTF_8));
-            ps.setInt(4, ageSeconds);
-            ps.setInt(5, count);
-            ps.executeUpdate();
-        }
     }
 
     /** A pending trade-event row of {@code account}, due {@code ageSeconds} ago. */

@@ -6,7 +6,9 @@ import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.support.TestDatabase;
+import dev.metakit.inbox.support.TestEvents;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -44,6 +46,22 @@ final class ClaimedRows {
     static void trade(String key, long account, long ticket) throws SQLException {
         pending(key, "position.modified", account, "{\"event\":\"position.modified\",\"account_id\":" + account
                 + ",\"data\":{\"ticket\":" + ticket + "}}");
+    }
+
+    /** {@code count} pending trade-event rows of {@code account} ({@code prefix} + n), stored {@code ageSeconds} ago. */
+    static void tradeRows(String prefix, long account, int count, int ageSeconds) throws SQLException {
+        try (Connection c = TestDatabase.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+                "insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
+                        + " select ? || n, 'position.modified', ?, ?, now() - ? * interval '1 second'"
+                        + " from generate_series(1, ?) n")) {
+            ps.setString(1, prefix);
+            ps.setLong(2, account);
+            ps.setString(3, new String(TestEvents.event("position.modified", account, 100 + account),
+                    StandardCharsets.UTF_8));
+            ps.setInt(4, ageSeconds);
+            ps.setInt(5, count);
+            ps.executeUpdate();
+        }
     }
 
     /** Every due row, claimed by {@code boot} under {@code lease}. */

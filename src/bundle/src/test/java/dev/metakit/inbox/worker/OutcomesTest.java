@@ -141,7 +141,7 @@ class OutcomesTest {
         AccountWork work = work(1);
         exec("update webhook_inbox set claim_token = '00000000-0000-0000-0000-000000000001' where delivery_key = 'a2'");
 
-        outcomes.completed(work).record();
+        outcomes.completed(work, false).record();
 
         assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null")).isEqualTo(1);
         assertThat(counters.processed()).isEqualTo(1);

@@ -39,7 +39,8 @@ class WorkerUpkeepTest {
     void start() throws Exception {
         TestDatabase.truncateAll();
         liveness = ClaimedRows.beatingBoot("upkeep-test");
-        upkeep = new WorkerUpkeep(liveness, ClaimedRows.CLAIMS, workInHand, outcomes, counters, 200, 5000, LEASE);
+        upkeep = new WorkerUpkeep(liveness, ClaimedRows.CLAIMS, workInHand, outcomes, counters, 200, 5000, LEASE,
+                row -> true);
     }
 
     @AfterEach

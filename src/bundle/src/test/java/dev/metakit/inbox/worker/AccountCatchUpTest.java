@@ -1,0 +1,191 @@
+package dev.metakit.inbox.worker;
+
+import dev.metakit.inbox.inbox.InboxAdmin;
+import dev.metakit.inbox.inbox.InboxRow;
+import dev.metakit.inbox.inbox.InstanceLiveness;
+import dev.metakit.inbox.reconcile.ReconcileResult;
+import dev.metakit.inbox.support.ShippedWorker;
+import dev.metakit.inbox.support.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import static dev.metakit.inbox.inbox.InboxClaims.CATCH_UP_BEHIND;
+import static dev.metakit.inbox.support.TestDatabase.exec;
+import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static dev.metakit.inbox.worker.ClaimedRows.CLAIMS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * An account's backlog behind its retry is settled by one reconcile and one row: the probe's claim says there is a
+ * backlog, the committed reconcile writes the account's {@code inbox_account_settled} row instead of any of the
+ * backlog's rows, claims start after it, the backlog counts leave it out, and the rows are marked processed later in
+ * batches. On the test database, without a CamelContext (the reconcile's own part is {@code CatchUpReconcileTest}).
+ */
+class AccountCatchUpTest {
+    private static final Duration LEASE = Duration.ofMinutes(1);
+    private final List<InboxWorker> workers = new ArrayList<>();
+
+    @BeforeEach
+    void clean() {
+        TestDatabase.truncateAll();
+    }
+
+    @AfterEach
+    void stopWorkers() {
+        workers.forEach(InboxWorker::stop);
+    }
+
+    @Test
+    void aRetryWithABacklogBehindItSettlesTheBacklogInOneRowAndLaterClaimsStartAfterIt() throws Exception {
+        int backlog = CATCH_UP_BEHIND + 200;
+        // stored a minute ago, while the account backed off; one row stored just now (within the settle margin)
+        ClaimedRows.tradeRows("a1-", 1, backlog, 60);
+        ClaimedRows.tradeRows("a1-fresh-", 1, 1, 0);
+        ClaimedRows.tradeRows("a2-", 2, 1, 30);
+        backoffRanOut(1);
+        CLAIMS.advancePendingSince();
+        InstanceLiveness boot = ClaimedRows.beatingBoot("catch-up-test");
+
+        Instant before = TestDatabase.clock();
+        List<InboxRow> claimed = CLAIMS.claim(boot.self(), 100, 10_000, LEASE);
+        Instant after = TestDatabase.clock();
+        List<InboxRow> probe = claimed.stream().filter(r -> r.accountId() == 1).toList();
+        assertThat(probe).as("account 1's retry: one row").hasSize(1);
+        InboxRow.Backlog behind = probe.get(0).backlog();
+        assertThat(behind).as("the probe's claim says a backlog is behind it").isNotNull();
+        assertThat(behind.claimedAt()).as("the claim's time, on the database's clock").isBetween(before, after);
+        assertThat(behind.pendingFrom()).as("where pending rows begin: no later than the oldest row's signature")
+                .isNotNull().isBeforeOrEqualTo(TestDatabase.instant("select min(signed_at) from webhook_inbox"));
+        assertThat(claimed.stream().filter(r -> r.accountId() == 2).map(InboxRow::backlog))
+                .as("an account that is not retrying").containsOnlyNulls();
+
+        AccountWork work = new AccountWork(1, probe, List.of());
+        assertThat(work.catchUp()).isEqualTo(behind);
+        assertThat(work.settleThrough()).isEqualTo(behind.claimedAt().minus(AccountWork.SETTLE_MARGIN));
+        String versions = "select string_agg(delivery_key || '@' || xmin, ',' order by delivery_key)"
+                + " from webhook_inbox where account_id = 1 and delivery_key <> '" + probe.get(0).key() + "'";
+        String untouched = TestDatabase.text(versions);
+
+        assertThat(CLAIMS.markProcessed(boot.self(), 1, work.keys(), work.settleThrough())).isEqualTo(1);
+
+        assertThat(TestDatabase.text(versions)).as("none of the backlog's rows written by the settle").isEqualTo(untouched);
+        assertThat(TestDatabase.instant("select through from inbox_account_settled where account_id = 1"))
+                .isEqualTo(work.settleThrough());
+        assertThat(scalar("select count(*) from inbox_account_backoff")).as("the backoff ended").isZero();
+        assertThat(new InboxAdmin(TestDatabase.dataSource()).backlog().pending())
+                .as("pending: the fresh row (and account 2's, claimed): the settled ones are not").isEqualTo(2);
+
+        List<InboxRow> next = CLAIMS.claim(boot.self(), 100, 10_000, LEASE);
+        assertThat(next).extracting(InboxRow::key).as("a claim starts after the settled rows")
+                .containsExactly("a1-fresh-1");
+
+        int marked = 0;
+        int batch;
+        do {
+            batch = CLAIMS.markSettled(500, row -> true).total();
+            marked += batch;
+        } while (batch > 0);
+        assertThat(marked).as("the settled rows, marked processed in batches").isEqualTo(backlog - 1);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 1 and processed_at is null"))
+                .as("only the row claimed after the settle").isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox where account_id = 2 and processed_at is null"))
+                .as("another account's rows are not its to settle").isEqualTo(1);
+    }
+
+    @Test
+    void aRowPutBackAfterTheSettleIsClaimedAgainNotSwallowedByIt() throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
+        backoffRanOut(1);
+        CLAIMS.advancePendingSince();
+        InstanceLiveness boot = ClaimedRows.beatingBoot("catch-up-test");
+        AccountWork work = new AccountWork(1, CLAIMS.claim(boot.self(), 100, 10_000, LEASE), List.of());
+        assertThat(work.catchUp()).isNotNull();
+        CLAIMS.markProcessed(boot.self(), 1, work.keys(), work.settleThrough());
+        while (CLAIMS.markSettled(5_000, row -> true).total() > 0) {
+            // marks every settled row
+        }
+        String replayed = work.keys().get(0).deliveryKey();
+
+        assertThat(new InboxAdmin(TestDatabase.dataSource()).replay(1L, null, null)).as("the account's rows replayed")
+                .isEqualTo(CATCH_UP_BEHIND + 10);
+
+        assertThat(CLAIMS.markSettled(5_000, row -> true).total()).as("replayed rows are pending again, not settled")
+                .isZero();
+        assertThat(CLAIMS.claim(boot.self(), 100, 10_000, LEASE)).extracting(InboxRow::key)
+                .hasSize(CATCH_UP_BEHIND + 10).contains(replayed);
+    }
+
+    @Test
+    void aSmallBacklogIsClaimedAndReadAfterTheProbeNotSettledUnread() throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND, 60);
+        backoffRanOut(1);
+        CLAIMS.advancePendingSince();
+        InstanceLiveness boot = ClaimedRows.beatingBoot("catch-up-test");
+
+        List<InboxRow> probe = CLAIMS.claim(boot.self(), 100, 10_000, LEASE);
+
+        assertThat(probe).hasSize(1);
+        assertThat(probe.get(0).backlog()).as("%d rows behind the probe: one claim takes them", CATCH_UP_BEHIND - 1)
+                .isNull();
+        assertThat(new AccountWork(1, probe, List.of()).settleThrough()).isNull();
+    }
+
+    @Test
+    void aCatchUpWhoseSnapshotCameTooLateSettlesNothingButItsOwnRow() throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
+        backoffRanOut(1);
+        CLAIMS.advancePendingSince();
+        InboxWorker worker = ShippedWorker.create("catch-up-test");
+        worker.start();
+        workers.add(worker);
+        AccountWork work = worker.claim().get(0);
+        assertThat(work.catchUp()).isNotNull();
+
+        // a later snapshot was applied first (a full reconcile's, which did not read the backlog's deals)
+        worker.completed(work, ReconcileResult.stale(1));
+
+        assertThat(scalar("select count(*) from inbox_account_settled")).isZero();
+        assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null")).isEqualTo(1);
+        assertThat(scalar("select count(*) from inbox_account_backoff")).isZero();
+    }
+
+    @Test
+    void aBodyNoRetryCanFixInASettledBacklogIsStillDeadLetteredWithItsReason() throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
+        // stored after them: the retry's probe, the account's oldest row, is one of the others
+        exec("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
+                + " values ('a1-poison', 'position.modified', 1, 'not json', now() - interval '50 seconds')");
+        backoffRanOut(1);
+        CLAIMS.advancePendingSince();
+        InboxWorker worker = ShippedWorker.create("catch-up-test");
+        worker.start();
+        workers.add(worker);
+        List<AccountWork> probe = worker.claim();
+        assertThat(probe).hasSize(1);
+        assertThat(probe.get(0).catchUp()).isNotNull();
+
+        worker.completed(probe.get(0));
+
+        // the worker's upkeep marks the settled rows and puts the unreadable one back; its next claims take it
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            worker.claim().forEach(worker::completed);
+            return scalar("select count(*) from webhook_inbox where processed_at is null and failed_at is null") == 0;
+        });
+        assertThat(TestDatabase.text("select last_error from webhook_inbox where delivery_key = 'a1-poison'"
+                + " and processed_at is null and failed_at is not null")).startsWith("unusable body, not retried");
+        assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null"))
+                .isEqualTo(CATCH_UP_BEHIND + 10);
+    }
+
+    /** The account's backoff, as failed reconciles leave it, with its retry time come. */
+    private static void backoffRanOut(long account) {
+        exec("insert into inbox_account_backoff (account_id, retry_at, failures) values (" + account + ", now(), 3)");
+    }
+}
