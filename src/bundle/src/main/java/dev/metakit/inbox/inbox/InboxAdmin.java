@@ -224,11 +224,14 @@ public class InboxAdmin {
                    (select coalesce(sum(greatest(c.reltuples, 0)), 0) from pg_inherits i
                       join pg_class c on c.oid = i.inhrelid
                      where i.inhparent = to_regclass('webhook_inbox_failed_idx')),
+                   -- each account's first row by ORDER BY ... LIMIT 1, never min(): with the settled rows' NOT
+                   -- EXISTS PostgreSQL would aggregate every pending row of the account instead of stopping at one
                    coalesce(extract(epoch from now() - least(
-                       (select min((select min(w.next_attempt_at) from webhook_inbox w
-                                     where %1$s and w.account_id = k.account_id))
+                       (select min((select w.next_attempt_at from webhook_inbox w
+                                     where %1$s and w.account_id = k.account_id order by w.next_attempt_at limit 1))
                           from walk k where k.account_id is not null),
-                       (select min(w.next_attempt_at) from webhook_inbox w where %1$s and w.account_id is null))), 0)
+                       (select w.next_attempt_at from webhook_inbox w where %1$s and w.account_id is null
+                         order by w.next_attempt_at limit 1))), 0)
             """.formatted(PENDING, COUNTED_UP_TO + 1);
 
     /** What the meters and the ops page show of the backlog, in bounded time whatever its size. */

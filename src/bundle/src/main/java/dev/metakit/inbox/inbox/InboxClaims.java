@@ -473,6 +473,41 @@ public class InboxClaims {
         }
     }
 
+    /**
+     * Up to {@code limit} pending rows of {@code accountId} with {@code next_attempt_at} after {@code after} and at or
+     * before {@code upTo}, in that order; read, not claimed (the recent rows whose tickets a catch-up reads).
+     */
+    public List<InboxRow> pendingBetween(long accountId, Instant after, Instant upTo, int limit) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                select w.delivery_key, w.event, w.account_id, w.body, w.body_raw, w.signed_at from webhook_inbox w
+                 where w.account_id = ? and w.next_attempt_at > ? and w.next_attempt_at <= ? and""" + PENDING_DAYS
+                + """
+
+                   and w.processed_at is null and w.failed_at is null
+                 order by w.next_attempt_at
+                 limit ?""")) {
+            ps.setLong(1, accountId);
+            Jdbc.setInstant(ps, 2, after);
+            Jdbc.setInstant(ps, 3, upTo);
+            ps.setInt(4, limit);
+            return readRows(ps);
+        }
+    }
+
+    /** The rows of a select of {@code delivery_key, event, account_id, body, body_raw, signed_at}, as read. */
+    private static List<InboxRow> readRows(PreparedStatement ps) throws SQLException {
+        List<InboxRow> rows = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                String text = rs.getString(4);
+                byte[] body = text != null ? text.getBytes(StandardCharsets.UTF_8) : rs.getBytes(5);
+                rows.add(new InboxRow(rs.getString(1), rs.getString(2), rs.getLong(3), body, 0,
+                        rs.getObject(6, java.time.OffsetDateTime.class).toInstant()));
+            }
+        }
+        return rows;
+    }
+
     /** What {@link #markSettled} did: rows marked processed, and rows put back to be claimed (dead letters to be). */
     public record Marked(int processed, int putBack) {
         public int total() {
@@ -504,14 +539,8 @@ public class InboxClaims {
                          limit ?
                          for update of w skip locked""")) {
                     ps.setInt(1, limit);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            String text = rs.getString(4);
-                            byte[] body = text != null ? text.getBytes(StandardCharsets.UTF_8) : rs.getBytes(5);
-                            InboxRow row = new InboxRow(rs.getString(1), rs.getString(2), rs.getLong(3), body, 0,
-                                    rs.getObject(6, java.time.OffsetDateTime.class).toInstant());
-                            (usable.test(row) ? processed : putBack).add(row.inboxKey());
-                        }
+                    for (InboxRow row : readRows(ps)) {
+                        (usable.test(row) ? processed : putBack).add(row.inboxKey());
                     }
                 }
                 update(tx, PROCESSED, processed);

@@ -26,6 +26,12 @@ public record InboxRow(String key, String event, Long accountId, byte[] body, in
     public record Backlog(Instant claimedAt, Instant pendingFrom) {
     }
 
+    /** This row as claimed without a backlog behind it. */
+    public InboxRow withoutBacklog() {
+        return new InboxRow(key, event, accountId, body, attempts, replayed, traceParent, signedAt, accountFailures,
+                null);
+    }
+
     /** What names this row in the worker's statements. */
     public InboxKey inboxKey() {
         return new InboxKey(key, signedAt);

@@ -16,11 +16,17 @@ import java.util.TreeSet;
 public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints) {
 
     /**
-     * How long before its claim a row must have been stored, or last tried, for a catch-up to settle it unread: an
-     * insert still committing at the claim is not seen by it, and MetaKit's deals may lag a close by a moment (a row
-     * left out is claimed and read as usual).
+     * A catch-up settles the account's rows stored (or last tried) this long before its claim and earlier: every such
+     * row has committed by then (the ingest's insert is cancelled at its commit deadline, 2 s by default). A row left
+     * out is claimed and read as usual.
      */
-    static final Duration SETTLE_MARGIN = Duration.ofSeconds(10);
+    static final Duration SETTLE_MARGIN = Duration.ofSeconds(3);
+    /**
+     * The rows of the last moments before that are read for their tickets all the same ({@link #recentFrom()}):
+     * MetaKit's deals may lag a close by a moment, and a close a delivery names that no deal shows yet is kept
+     * ({@code closing}) only from its delivery's ticket.
+     */
+    static final Duration READ_BACK = Duration.ofSeconds(10);
 
     public List<InboxKey> keys() {
         return rows.stream().map(InboxRow::inboxKey).toList();
@@ -58,6 +64,24 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
     public Instant settleThrough() {
         InboxRow.Backlog backlog = catchUp();
         return backlog == null ? null : backlog.claimedAt().minus(SETTLE_MARGIN);
+    }
+
+    /** From when a {@link #catchUp()} reads the tickets of the rows it settles ({@link #withHints}); null: none. */
+    public Instant recentFrom() {
+        InboxRow.Backlog backlog = catchUp();
+        return backlog == null ? null : backlog.claimedAt().minus(READ_BACK);
+    }
+
+    /** This work with {@code more} hints (a catch-up's recent rows' tickets). */
+    public AccountWork withHints(List<Hint> more) {
+        List<Hint> all = new java.util.ArrayList<>(hints);
+        all.addAll(more);
+        return new AccountWork(accountId, rows, all);
+    }
+
+    /** This work as an ordinary retry: its rows' tickets, no backlog settled. */
+    public AccountWork withoutCatchUp() {
+        return new AccountWork(accountId, rows.stream().map(InboxRow::withoutBacklog).toList(), hints);
     }
 
     /** The most attempts any of these rows has had (each row is failed on its own attempts). */

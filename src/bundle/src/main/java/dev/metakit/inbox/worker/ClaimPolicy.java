@@ -124,6 +124,22 @@ final class ClaimPolicy {
         return trade.isTrade(eventName(row, event)) && account(row, event) == null;
     }
 
+    /** The tickets of these rows' trade events, as hints (a row that cannot be read names none: a claim fails it). */
+    List<Hint> hints(List<InboxRow> rows) {
+        List<WebhookEvent> events = new ArrayList<>();
+        for (InboxRow row : rows) {
+            try {
+                WebhookEvent event = json.webhookEvent(row.body());
+                if (trade.isTrade(eventName(row, event))) {
+                    events.add(event);
+                }
+            } catch (MalformedPayloadException e) {
+                // put back by the marker of settled rows, then dead-lettered by a claim with its reason
+            }
+        }
+        return Hint.from(events);
+    }
+
     private static String eventName(InboxRow row, WebhookEvent event) {
         return row.event() != null ? row.event() : event.event();
     }

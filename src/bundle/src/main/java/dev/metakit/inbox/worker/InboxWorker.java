@@ -18,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 
 /**
@@ -42,6 +43,8 @@ import java.util.List;
  */
 public class InboxWorker extends ContextBean implements Heartbeat {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
+    /** the most recent rows a catch-up reads for their tickets; an account with more goes row by row */
+    static final int RECENT_ROWS = 20_000;
 
     private DataSource dataSource;
     private AccountReconciler accountReconciler;
@@ -175,10 +178,34 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         if (!sorted.noReconcile().isEmpty()) {
             outcomeBuffer.settle(outcomes.noReconcile(sorted.noReconcile()));
         }
+        List<AccountWork> work = sorted.work().stream().map(this::withRecentTickets).toList();
         // counted from after the claim: never given up before the rows' lease in the database ends
         long claimedAt = System.nanoTime();
-        sorted.work().forEach(w -> workInHand.hold(w, claimedAt));
-        return sorted.work();
+        work.forEach(w -> workInHand.hold(w, claimedAt));
+        return work;
+    }
+
+    /**
+     * A catch-up ({@link AccountWork#catchUp()}) with the tickets of the rows of its account's last moments before its
+     * settle time (older rows' closes are found through the deals); an ordinary retry when they cannot be read.
+     */
+    private AccountWork withRecentTickets(AccountWork work) {
+        Instant through = work.settleThrough();
+        if (through == null) {
+            return work;
+        }
+        try {
+            List<InboxRow> recent = claims.pendingBetween(work.accountId(), work.recentFrom(), through, RECENT_ROWS);
+            if (recent.size() < RECENT_ROWS) {
+                return work.withHints(claimPolicy.hints(recent));
+            }
+            LOG.debug("Catch-up of account {} not taken: more than {} rows in its last {} s", work.accountId(),
+                    RECENT_ROWS, AccountWork.READ_BACK.toSeconds());
+        } catch (SQLException e) {
+            LOG.debug("Catch-up of account {} not taken: its recent rows cannot be read: {}", work.accountId(),
+                    e.getMessage());
+        }
+        return work.withoutCatchUp();
     }
 
     /** The account's reconcile committed: its rows are applied, a catch-up's backlog with them. */

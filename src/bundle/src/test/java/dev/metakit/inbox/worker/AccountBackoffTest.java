@@ -253,8 +253,7 @@ class AccountBackoffTest {
             c.setAutoCommit(false);
             List<InboxRow> rows = new InboxClaims(new OneConnection(c).dataSource())
                     .claim(Claimant.newBoot("reader"), 500, Duration.ofSeconds(30));
-            long tuplesRead = scalarOn(c, "select coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
-                    + " from pg_stat_xact_user_tables where relname = 'webhook_inbox'");
+            long tuplesRead = ClaimedRows.inboxRowsRead(c);
             c.rollback();
             assertThat(rows).extracting(InboxRow::key).containsExactly("a2-0");
             assertThat(tuplesRead).as("rows of webhook_inbox the claim read, with 5,001 of the account backing off")
@@ -416,13 +415,6 @@ class AccountBackoffTest {
                 assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null")).isEqualTo(12);
                 assertThat(scalar("select count(*) from positions where volume = 0.30")).isEqualTo(1);
             }
-        }
-    }
-
-    private static long scalarOn(Connection c, String sql) throws Exception {
-        try (PreparedStatement ps = c.prepareStatement(sql); java.sql.ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
         }
     }
 

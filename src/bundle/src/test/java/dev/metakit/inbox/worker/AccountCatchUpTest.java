@@ -3,13 +3,17 @@ package dev.metakit.inbox.worker;
 import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
+import dev.metakit.inbox.reconcile.Hint;
 import dev.metakit.inbox.reconcile.ReconcileResult;
+import dev.metakit.inbox.support.OneConnection;
 import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,6 +22,7 @@ import java.util.List;
 import static dev.metakit.inbox.inbox.InboxClaims.CATCH_UP_BEHIND;
 import static dev.metakit.inbox.support.TestDatabase.exec;
 import static dev.metakit.inbox.support.TestDatabase.scalar;
+import static dev.metakit.inbox.support.TestEvents.event;
 import static dev.metakit.inbox.worker.ClaimedRows.CLAIMS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -182,6 +187,49 @@ class AccountCatchUpTest {
                 + " and processed_at is null and failed_at is not null")).startsWith("unusable body, not retried");
         assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null"))
                 .isEqualTo(CATCH_UP_BEHIND + 10);
+    }
+
+    @Test
+    void aCatchUpReadsTheTicketsOfTheRowsOfItsLastMomentsAndSettlesThemWithTheRest() throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
+        // stored 6 s ago: settled with the rest, and read for its ticket (its close may be in no deal yet)
+        exec("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at) values ('a1-recent',"
+                + " 'position.closed', 1, '" + new String(event("position.closed", 1, 555), StandardCharsets.UTF_8)
+                + "', now() - interval '6 seconds')");
+        backoffRanOut(1);
+        CLAIMS.advancePendingSince();
+        InboxWorker worker = ShippedWorker.create("catch-up-test");
+        worker.start();
+        workers.add(worker);
+
+        List<AccountWork> claimed = worker.claim();
+
+        assertThat(claimed).hasSize(1);
+        AccountWork work = claimed.get(0);
+        assertThat(work.catchUp()).isNotNull();
+        assertThat(work.hints()).extracting(Hint::ticket).as("the probe's ticket and the recent row's").contains(555L)
+                .hasSize(2);
+        assertThat(work.reconcile().backlogFrom()).as("the deals read from where pending rows begin")
+                .isEqualTo(work.catchUp().pendingFrom());
+        assertThat(TestDatabase.instant("select next_attempt_at from webhook_inbox where delivery_key = 'a1-recent'"))
+                .as("settled by the catch-up").isBeforeOrEqualTo(work.settleThrough());
+    }
+
+    @Test
+    void theBacklogMetersFindTheOldestRowWithoutReadingEveryPendingRow() throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, 3_000, 60);
+        ClaimedRows.tradeRows("a2-", 2, 3_000, 30);
+        CLAIMS.advancePendingSince();
+        try (Connection c = TestDatabase.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            InboxAdmin.Backlog backlog = new InboxAdmin(new OneConnection(c).dataSource()).backlog();
+            long read = ClaimedRows.inboxRowsRead(c);
+            c.rollback();
+            assertThat(backlog.pending()).isEqualTo(6_000);
+            assertThat(backlog.oldestPendingAge()).isGreaterThanOrEqualTo(Duration.ofSeconds(60));
+            assertThat(read).as("rows read: the count's 6,000 (it stops at 10,001), and a few for the oldest")
+                    .isGreaterThanOrEqualTo(6_000).isLessThan(6_100);
+        }
     }
 
     /** The account's backoff, as failed reconciles leave it, with its retry time come. */

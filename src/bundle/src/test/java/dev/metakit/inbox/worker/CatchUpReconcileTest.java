@@ -35,11 +35,10 @@ class CatchUpReconcileTest {
             metakit.deal(1, 9001, 777, "in", "0.10", "1.08000", "0", now.minusSeconds(50));
             metakit.deal(1, 9002, 777, "out", "0.10", "1.08100", "10.00", now.minusSeconds(40));
             // the backlog, stored while the account backed off: ticket 100's modifications a minute ago, then 777's
-            // two deliveries (later, so the retry's probe, the oldest row, is not one of them); and one row just now
+            // two deliveries (later, so the retry's probe, the oldest row, is not one of them)
             rows("position.modified", 100, CATCH_UP_BEHIND + 100, 60);
             rows("position.opened", 777, 1, 45);
             rows("position.closed", 777, 1, 35);
-            rows("position.modified", 100, 1, 0);
             // the account's reconciles failed before and its retry is due: the state a MetaKit outage leaves
             exec("insert into inbox_account_backoff (account_id, retry_at, failures) values (1, now(), 5)");
             new InboxClaims(TestDatabase.dataSource()).advancePendingSince();
@@ -61,8 +60,8 @@ class CatchUpReconcileTest {
             assertThat(TestDatabase.text("select string_agg(distinct source, ',') from position_changes"
                     + " where ticket = 777")).as("by the retry's reconcile, not a full one").isEqualTo("event");
             assertThat(scalar("select count(*) from webhook_inbox where attempts = 1 and processed_at is not null"))
-                    .as("read: the probe, and the row stored within the settle margin").isEqualTo(2);
-            assertThat(metakit.calls("positions")).as("the catch-up and the fresh row's reconcile").isEqualTo(2);
+                    .as("claimed: the probe alone").isEqualTo(1);
+            assertThat(metakit.calls("positions")).as("the backlog: one reconcile").isEqualTo(1);
         }
     }
 

@@ -64,6 +64,20 @@ final class ClaimedRows {
         }
     }
 
+    /**
+     * Rows of the inbox's partitions read so far in the transaction of {@code c} (heap rows a scan read or an index
+     * scan fetched): what a statement on the inbox cost in rows.
+     */
+    static long inboxRowsRead(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("select coalesce(sum(coalesce(t.seq_tup_read, 0)"
+                + " + coalesce(t.idx_tup_fetch, 0)), 0) from pg_stat_xact_user_tables t"
+                + " join pg_inherits i on i.inhrelid = t.relid where i.inhparent = 'webhook_inbox'::regclass");
+             java.sql.ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     /** Every due row, claimed by {@code boot} under {@code lease}. */
     static List<InboxRow> claimAll(Claimant boot, Duration lease) throws SQLException {
         return CLAIMS.claim(boot, 1000, 10_000, lease);

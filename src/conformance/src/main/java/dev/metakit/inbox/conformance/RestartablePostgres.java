@@ -54,10 +54,16 @@ public final class RestartablePostgres implements AutoCloseable {
         return postgres.getPostgresDatabase();
     }
 
+    /** Stops the server and deletes the data directory it made (its own temporary one: nothing else is in it). */
     @Override
     public synchronized void close() throws IOException {
         if (postgres != null) {
             stop();
+        }
+        try (java.util.stream.Stream<Path> files = Files.walk(dataDir)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
         }
     }
 }
