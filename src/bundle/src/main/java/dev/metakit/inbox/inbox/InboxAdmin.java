@@ -193,19 +193,16 @@ public class InboxAdmin {
     /** How many rows a backlog count reads at most: the meters refresh every few seconds, whatever the backlog. */
     public static final int COUNTED_UP_TO = 10_000;
 
-    /**
-     * A pending row of {@code webhook_inbox w}, in the days where pending rows are (InboxClaims), and not one that its
-     * account's catch-up settled (marked processed by the worker shortly after).
-     */
+    /** A pending row of {@code webhook_inbox w}, in the days where pending rows are (InboxClaims). */
     private static final String PENDING = "w.processed_at is null and w.failed_at is null"
-            + " and w.signed_at >= inbox_pending_from()"
-            + " and not exists (select 1 from inbox_account_settled s"
-            + " where s.account_id = w.account_id and w.next_attempt_at <= s.through)";
+            + " and w.signed_at >= inbox_pending_from()";
 
     /**
      * The counts read at most {@value #COUNTED_UP_TO} + 1 rows each, beside the partial indexes' estimates; the oldest
      * row is found account by account (a walk over the accounts with pending rows, each one index probe, and its
-     * first row in {@code next_attempt_at} order): its cost follows the accounts, not the rows.
+     * first row in {@code next_attempt_at} order): its cost follows the accounts, not the rows. An account's rows
+     * that its catch-up settled (up to {@code inbox_account_settled.through}, marked processed by the worker
+     * shortly after) are no backlog: each account's rows are read from there on, on its index, never past them.
      */
     private static final String BACKLOG = """
             with recursive walk (account_id) as (
@@ -214,8 +211,19 @@ public class InboxAdmin {
                 union all
                 select (select w.account_id from webhook_inbox w where %1$s and w.account_id > k.account_id
                          order by w.account_id limit 1)
+                  from walk k where k.account_id is not null),
+            accounts as (
+                select k.account_id, coalesce((select s.through from inbox_account_settled s
+                                                where s.account_id = k.account_id), '-infinity') as through
                   from walk k where k.account_id is not null)
-            select (select count(*) from (select 1 from webhook_inbox w where %1$s limit %2$d) p),
+            select (select count(*) from (
+                        select 1 from accounts a
+                         cross join lateral (select 1 from webhook_inbox w
+                                              where %1$s and w.account_id = a.account_id
+                                                and w.next_attempt_at > a.through limit %2$d) r
+                        union all
+                        select 1 from webhook_inbox w where %1$s and w.account_id is null
+                        limit %2$d) p),
                    (select count(*) from (select 1 from webhook_inbox w
                                            where w.processed_at is null and w.failed_at is not null limit %2$d) f),
                    (select coalesce(sum(greatest(c.reltuples, 0)), 0) from pg_inherits i
@@ -224,12 +232,11 @@ public class InboxAdmin {
                    (select coalesce(sum(greatest(c.reltuples, 0)), 0) from pg_inherits i
                       join pg_class c on c.oid = i.inhrelid
                      where i.inhparent = to_regclass('webhook_inbox_failed_idx')),
-                   -- each account's first row by ORDER BY ... LIMIT 1, never min(): with the settled rows' NOT
-                   -- EXISTS PostgreSQL would aggregate every pending row of the account instead of stopping at one
                    coalesce(extract(epoch from now() - least(
                        (select min((select w.next_attempt_at from webhook_inbox w
-                                     where %1$s and w.account_id = k.account_id order by w.next_attempt_at limit 1))
-                          from walk k where k.account_id is not null),
+                                     where %1$s and w.account_id = a.account_id and w.next_attempt_at > a.through
+                                     order by w.next_attempt_at limit 1))
+                          from accounts a),
                        (select w.next_attempt_at from webhook_inbox w where %1$s and w.account_id is null
                          order by w.next_attempt_at limit 1))), 0)
             """.formatted(PENDING, COUNTED_UP_TO + 1);

@@ -14,7 +14,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
@@ -524,21 +526,54 @@ public class InboxClaims {
      * they keep their day from being dropped and stay in the pending index until then.
      */
     public Marked markSettled(int limit, Predicate<InboxRow> usable) throws SQLException {
+        Map<Long, Instant> settled = new LinkedHashMap<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "select account_id, through from inbox_account_settled order by account_id");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                settled.put(rs.getLong(1), rs.getObject(2, java.time.OffsetDateTime.class).toInstant());
+            }
+        }
+        int processed = 0;
+        int putBack = 0;
+        // account by account, each a range of its pending index read in order: a statement never reads past the
+        // rows of other accounts, and stops at its limit
+        for (Map.Entry<Long, Instant> account : settled.entrySet()) {
+            while (processed + putBack < limit) {
+                int want = limit - processed - putBack;
+                Marked chunk = markSettled(account.getKey(), account.getValue(), want, usable);
+                processed += chunk.processed();
+                putBack += chunk.putBack();
+                if (chunk.total() < want) {
+                    break;
+                }
+            }
+            if (processed + putBack >= limit) {
+                break;
+            }
+        }
+        return new Marked(processed, putBack);
+    }
+
+    private Marked markSettled(long accountId, Instant through, int limit, Predicate<InboxRow> usable)
+            throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             return Jdbc.inTransaction(c, tx -> {
                 List<InboxKey> processed = new ArrayList<>();
                 List<InboxKey> putBack = new ArrayList<>();
                 try (PreparedStatement ps = tx.prepareStatement("""
                         select w.delivery_key, w.event, w.account_id, w.body, w.body_raw, w.signed_at
-                          from inbox_account_settled s
-                          join webhook_inbox w on w.account_id = s.account_id and w.next_attempt_at <= s.through
-                         where""" + PENDING_DAYS + """
+                          from webhook_inbox w
+                         where w.account_id = ? and w.next_attempt_at <= ? and""" + PENDING_DAYS + """
 
                            and w.processed_at is null and w.failed_at is null
                            and (w.claimed_until is null or w.claimed_until < now())
+                         order by w.next_attempt_at
                          limit ?
-                         for update of w skip locked""")) {
-                    ps.setInt(1, limit);
+                         for update skip locked""")) {
+                    ps.setLong(1, accountId);
+                    Jdbc.setInstant(ps, 2, through);
+                    ps.setInt(3, limit);
                     for (InboxRow row : readRows(ps)) {
                         (usable.test(row) ? processed : putBack).add(row.inboxKey());
                     }

@@ -30,8 +30,8 @@ final class WorkerUpkeep {
     static final Duration CANARY_EVERY = Duration.ofSeconds(5);
     /** rows a catch-up settled, marked processed per statement */
     static final int MARK_BATCH = 5_000;
-    /** how long a round of the upkeep marks settled rows at most */
-    static final Duration MARK_FOR = Duration.ofMillis(500);
+    /** how long a round of the upkeep marks settled rows at most (the renewals, every third of a lease, wait) */
+    static final Duration MARK_FOR = Duration.ofSeconds(2);
 
     private final Predicate<InboxRow> usable;
     private final InstanceLiveness liveness;

@@ -11,12 +11,11 @@ import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.OneConnection;
 import dev.metakit.inbox.support.RunningInbox;
-import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
 import org.apache.logging.log4j.Level;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -43,20 +42,12 @@ import static org.awaitility.Awaitility.await;
 class AccountBackoffTest {
     private static final MetaKitApiException HTTP_500 = new MetaKitApiException(500, null, "MetaKit API 500");
 
-    /*
-     * Stopped after each test: a worker left running beats on and renews the leases of its work in hand, and a later
-     * test of the same JVM (which empties the inbox) would read its renewal's "no longer holds" line as its own.
-     */
-    private final List<InboxWorker> workers = new ArrayList<>();
+    @RegisterExtension
+    final StartedWorkers workers = new StartedWorkers();
 
     @BeforeEach
     void clean() {
         TestDatabase.truncateAll();
-    }
-
-    @AfterEach
-    void stopWorkers() {
-        workers.forEach(InboxWorker::stop);
     }
 
     @Test
@@ -435,11 +426,7 @@ class AccountBackoffTest {
     }
 
     private InboxWorker worker(java.util.function.Consumer<InboxWorker> settings) {
-        InboxWorker worker = ShippedWorker.create("account-backoff-test");
-        settings.accept(worker);
-        worker.start();
-        workers.add(worker);
-        return worker;
+        return workers.start("account-backoff-test", settings);
     }
 
     /** A pending trade-event row of {@code account}, due {@code ageSeconds} ago. */

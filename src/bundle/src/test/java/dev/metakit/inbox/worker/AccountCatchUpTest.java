@@ -6,17 +6,15 @@ import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.reconcile.Hint;
 import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.support.OneConnection;
-import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 
 import static dev.metakit.inbox.inbox.InboxClaims.CATCH_UP_BEHIND;
@@ -35,16 +33,12 @@ import static org.awaitility.Awaitility.await;
  */
 class AccountCatchUpTest {
     private static final Duration LEASE = Duration.ofMinutes(1);
-    private final List<InboxWorker> workers = new ArrayList<>();
+    @RegisterExtension
+    final StartedWorkers workers = new StartedWorkers();
 
     @BeforeEach
     void clean() {
         TestDatabase.truncateAll();
-    }
-
-    @AfterEach
-    void stopWorkers() {
-        workers.forEach(InboxWorker::stop);
     }
 
     @Test
@@ -147,9 +141,7 @@ class AccountCatchUpTest {
         ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
         backoffRanOut(1);
         CLAIMS.advancePendingSince();
-        InboxWorker worker = ShippedWorker.create("catch-up-test");
-        worker.start();
-        workers.add(worker);
+        InboxWorker worker = workers.start("catch-up-test");
         AccountWork work = worker.claim().get(0);
         assertThat(work.catchUp()).isNotNull();
 
@@ -169,9 +161,7 @@ class AccountCatchUpTest {
                 + " values ('a1-poison', 'position.modified', 1, 'not json', now() - interval '50 seconds')");
         backoffRanOut(1);
         CLAIMS.advancePendingSince();
-        InboxWorker worker = ShippedWorker.create("catch-up-test");
-        worker.start();
-        workers.add(worker);
+        InboxWorker worker = workers.start("catch-up-test");
         List<AccountWork> probe = worker.claim();
         assertThat(probe).hasSize(1);
         assertThat(probe.get(0).catchUp()).isNotNull();
@@ -198,9 +188,7 @@ class AccountCatchUpTest {
                 + "', now() - interval '6 seconds')");
         backoffRanOut(1);
         CLAIMS.advancePendingSince();
-        InboxWorker worker = ShippedWorker.create("catch-up-test");
-        worker.start();
-        workers.add(worker);
+        InboxWorker worker = workers.start("catch-up-test");
 
         List<AccountWork> claimed = worker.claim();
 
@@ -229,6 +217,24 @@ class AccountCatchUpTest {
             assertThat(backlog.oldestPendingAge()).isGreaterThanOrEqualTo(Duration.ofSeconds(60));
             assertThat(read).as("rows read: the count's 6,000 (it stops at 10,001), and a few for the oldest")
                     .isGreaterThanOrEqualTo(6_000).isLessThan(6_100);
+        }
+    }
+
+    @Test
+    void theBacklogMetersLeaveASettledBacklogOutWithoutReadingIt() throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, 3_000, 60);
+        ClaimedRows.tradeRows("a2-", 2, 3_000, 30);
+        exec("insert into inbox_account_settled (account_id, through) values (1, now() - interval '45 seconds')");
+        CLAIMS.advancePendingSince();
+        try (Connection c = TestDatabase.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            InboxAdmin.Backlog backlog = new InboxAdmin(new OneConnection(c).dataSource()).backlog();
+            long read = ClaimedRows.inboxRowsRead(c);
+            c.rollback();
+            assertThat(backlog.pending()).as("account 2's rows; account 1's are settled").isEqualTo(3_000);
+            assertThat(backlog.oldestPendingAge()).isBetween(Duration.ofSeconds(30), Duration.ofSeconds(45));
+            assertThat(read).as("rows read: account 2's, and none of account 1's settled ones")
+                    .isGreaterThanOrEqualTo(3_000).isLessThan(3_100);
         }
     }
 

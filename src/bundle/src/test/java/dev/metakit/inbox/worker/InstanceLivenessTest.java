@@ -7,12 +7,11 @@ import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.OneConnection;
-import dev.metakit.inbox.support.ShippedWorker;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,7 +31,8 @@ import static org.awaitility.Awaitility.await;
  * boot is a row of inbox_instances whose heartbeat stopped, with the rows it had claimed.
  */
 class InstanceLivenessTest {
-    private final List<InboxWorker> workers = new ArrayList<>();
+    @RegisterExtension
+    final StartedWorkers workers = new StartedWorkers();
 
     /** The dead boots here were silent for up to 10 s: a server that started since counts them alive. */
     @BeforeAll
@@ -44,11 +44,6 @@ class InstanceLivenessTest {
     void clean() throws Exception {
         TestDatabase.truncateAll();
         exec("delete from inbox_instances");
-    }
-
-    @AfterEach
-    void stopWorkers() {
-        workers.forEach(InboxWorker::stop);
     }
 
     @Test
@@ -177,11 +172,7 @@ class InstanceLivenessTest {
     }
 
     private InboxWorker worker(String instanceId, Consumer<InboxWorker> settings) {
-        InboxWorker worker = ShippedWorker.create(instanceId);
-        settings.accept(worker);
-        worker.start();
-        workers.add(worker);
-        return worker;
+        return workers.start(instanceId, settings);
     }
 
     private static Claimant beating(String id) throws Exception {
