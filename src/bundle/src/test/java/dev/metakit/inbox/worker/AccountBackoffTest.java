@@ -13,7 +13,6 @@ import dev.metakit.inbox.support.OneConnection;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import org.apache.logging.log4j.Level;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -43,12 +42,7 @@ class AccountBackoffTest {
     private static final MetaKitApiException HTTP_500 = new MetaKitApiException(500, null, "MetaKit API 500");
 
     @RegisterExtension
-    final StartedWorkers workers = new StartedWorkers();
-
-    @BeforeEach
-    void clean() {
-        TestDatabase.truncateAll();
-    }
+    final TestWorkers workers = new TestWorkers();
 
     @Test
     void aFailedReconcileWritesTheAccountsOneRowAndGivesTheClaimedRowsBackWithoutTouchingItsOtherRows()

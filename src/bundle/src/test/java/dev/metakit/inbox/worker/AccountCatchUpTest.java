@@ -7,7 +7,6 @@ import dev.metakit.inbox.reconcile.Hint;
 import dev.metakit.inbox.reconcile.ReconcileResult;
 import dev.metakit.inbox.support.OneConnection;
 import dev.metakit.inbox.support.TestDatabase;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,13 +32,9 @@ import static org.awaitility.Awaitility.await;
  */
 class AccountCatchUpTest {
     private static final Duration LEASE = Duration.ofMinutes(1);
-    @RegisterExtension
-    final StartedWorkers workers = new StartedWorkers();
 
-    @BeforeEach
-    void clean() {
-        TestDatabase.truncateAll();
-    }
+    @RegisterExtension
+    final TestWorkers workers = new TestWorkers();
 
     @Test
     void aRetryWithABacklogBehindItSettlesTheBacklogInOneRowAndLaterClaimsStartAfterIt() throws Exception {
@@ -100,9 +95,7 @@ class AccountCatchUpTest {
 
     @Test
     void aRowPutBackAfterTheSettleIsClaimedAgainNotSwallowedByIt() throws Exception {
-        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
-        backoffRanOut(1);
-        CLAIMS.advancePendingSince();
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
         InstanceLiveness boot = ClaimedRows.beatingBoot("catch-up-test");
         AccountWork work = new AccountWork(1, CLAIMS.claim(boot.self(), 100, 10_000, LEASE), List.of());
         assertThat(work.catchUp()).isNotNull();
@@ -123,9 +116,7 @@ class AccountCatchUpTest {
 
     @Test
     void aSmallBacklogIsClaimedAndReadAfterTheProbeNotSettledUnread() throws Exception {
-        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND, 60);
-        backoffRanOut(1);
-        CLAIMS.advancePendingSince();
+        backlogBehindARetry(CATCH_UP_BEHIND);
         InstanceLiveness boot = ClaimedRows.beatingBoot("catch-up-test");
 
         List<InboxRow> probe = CLAIMS.claim(boot.self(), 100, 10_000, LEASE);
@@ -138,9 +129,7 @@ class AccountCatchUpTest {
 
     @Test
     void aCatchUpWhoseSnapshotCameTooLateSettlesNothingButItsOwnRow() throws Exception {
-        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
-        backoffRanOut(1);
-        CLAIMS.advancePendingSince();
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
         InboxWorker worker = workers.start("catch-up-test");
         AccountWork work = worker.claim().get(0);
         assertThat(work.catchUp()).isNotNull();
@@ -155,12 +144,10 @@ class AccountCatchUpTest {
 
     @Test
     void aBodyNoRetryCanFixInASettledBacklogIsStillDeadLetteredWithItsReason() throws Exception {
-        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
         // stored after them: the retry's probe, the account's oldest row, is one of the others
         exec("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at)"
                 + " values ('a1-poison', 'position.modified', 1, 'not json', now() - interval '50 seconds')");
-        backoffRanOut(1);
-        CLAIMS.advancePendingSince();
         InboxWorker worker = workers.start("catch-up-test");
         List<AccountWork> probe = worker.claim();
         assertThat(probe).hasSize(1);
@@ -181,13 +168,11 @@ class AccountCatchUpTest {
 
     @Test
     void aCatchUpReadsTheTicketsOfTheRowsOfItsLastMomentsAndSettlesThemWithTheRest() throws Exception {
-        ClaimedRows.tradeRows("a1-", 1, CATCH_UP_BEHIND + 10, 60);
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
         // stored 6 s ago: settled with the rest, and read for its ticket (its close may be in no deal yet)
         exec("insert into webhook_inbox (delivery_key, event, account_id, body, next_attempt_at) values ('a1-recent',"
                 + " 'position.closed', 1, '" + new String(event("position.closed", 1, 555), StandardCharsets.UTF_8)
                 + "', now() - interval '6 seconds')");
-        backoffRanOut(1);
-        CLAIMS.advancePendingSince();
         InboxWorker worker = workers.start("catch-up-test");
 
         List<AccountWork> claimed = worker.claim();
@@ -205,37 +190,55 @@ class AccountCatchUpTest {
 
     @Test
     void theBacklogMetersFindTheOldestRowWithoutReadingEveryPendingRow() throws Exception {
-        ClaimedRows.tradeRows("a1-", 1, 3_000, 60);
-        ClaimedRows.tradeRows("a2-", 2, 3_000, 30);
-        CLAIMS.advancePendingSince();
-        try (Connection c = TestDatabase.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            InboxAdmin.Backlog backlog = new InboxAdmin(new OneConnection(c).dataSource()).backlog();
-            long read = ClaimedRows.inboxRowsRead(c);
-            c.rollback();
-            assertThat(backlog.pending()).isEqualTo(6_000);
-            assertThat(backlog.oldestPendingAge()).isGreaterThanOrEqualTo(Duration.ofSeconds(60));
-            assertThat(read).as("rows read: the count's 6,000 (it stops at 10,001), and a few for the oldest")
-                    .isGreaterThanOrEqualTo(6_000).isLessThan(6_100);
-        }
+        twoAccountsPending();
+
+        MetersRead read = backlogAsTheMetersReadIt();
+
+        assertThat(read.backlog().pending()).isEqualTo(6_000);
+        assertThat(read.backlog().oldestPendingAge()).isGreaterThanOrEqualTo(Duration.ofSeconds(60));
+        assertThat(read.rows()).as("rows read: the count's 6,000 (it stops at 10,001), and a few for the oldest")
+                .isGreaterThanOrEqualTo(6_000).isLessThan(6_100);
     }
 
     @Test
     void theBacklogMetersLeaveASettledBacklogOutWithoutReadingIt() throws Exception {
+        twoAccountsPending();
+        exec("insert into inbox_account_settled (account_id, through) values (1, now() - interval '45 seconds')");
+
+        MetersRead read = backlogAsTheMetersReadIt();
+
+        assertThat(read.backlog().pending()).as("account 2's rows; account 1's are settled").isEqualTo(3_000);
+        assertThat(read.backlog().oldestPendingAge()).isBetween(Duration.ofSeconds(30), Duration.ofSeconds(45));
+        assertThat(read.rows()).as("rows read: account 2's, and none of account 1's settled ones")
+                .isGreaterThanOrEqualTo(3_000).isLessThan(3_100);
+    }
+
+    /** 3,000 rows of account 1 stored a minute ago, 3,000 of account 2 half a minute ago. */
+    private static void twoAccountsPending() throws Exception {
         ClaimedRows.tradeRows("a1-", 1, 3_000, 60);
         ClaimedRows.tradeRows("a2-", 2, 3_000, 30);
-        exec("insert into inbox_account_settled (account_id, through) values (1, now() - interval '45 seconds')");
         CLAIMS.advancePendingSince();
+    }
+
+    /** What the meters show of the backlog, and how many rows of the inbox they read for it. */
+    private record MetersRead(InboxAdmin.Backlog backlog, long rows) {
+    }
+
+    private static MetersRead backlogAsTheMetersReadIt() throws Exception {
         try (Connection c = TestDatabase.dataSource().getConnection()) {
             c.setAutoCommit(false);
             InboxAdmin.Backlog backlog = new InboxAdmin(new OneConnection(c).dataSource()).backlog();
             long read = ClaimedRows.inboxRowsRead(c);
             c.rollback();
-            assertThat(backlog.pending()).as("account 2's rows; account 1's are settled").isEqualTo(3_000);
-            assertThat(backlog.oldestPendingAge()).isBetween(Duration.ofSeconds(30), Duration.ofSeconds(45));
-            assertThat(read).as("rows read: account 2's, and none of account 1's settled ones")
-                    .isGreaterThanOrEqualTo(3_000).isLessThan(3_100);
+            return new MetersRead(backlog, read);
         }
+    }
+
+    /** {@code rows} of account 1 stored a minute ago, and its retry due (its reconciles failed before). */
+    private static void backlogBehindARetry(int rows) throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, rows, 60);
+        backoffRanOut(1);
+        CLAIMS.advancePendingSince();
     }
 
     /** The account's backoff, as failed reconciles leave it, with its retry time come. */

@@ -32,7 +32,7 @@ import static org.awaitility.Awaitility.await;
  */
 class InstanceLivenessTest {
     @RegisterExtension
-    final StartedWorkers workers = new StartedWorkers();
+    final TestWorkers workers = new TestWorkers();
 
     /** The dead boots here were silent for up to 10 s: a server that started since counts them alive. */
     @BeforeAll

@@ -1,7 +1,9 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.support.ShippedWorker;
+import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.util.ArrayList;
@@ -9,11 +11,11 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * The workers a test started, as shipped with its settings changed, stopped after it ({@code @RegisterExtension}): a
- * worker left running beats on and renews the leases of its work in hand, and a later test of the same JVM (which
- * empties the inbox) would read its renewal's "no longer holds" line as its own.
+ * Each test on an emptied test database, and the workers it started (as shipped, its settings changed) stopped after
+ * it ({@code @RegisterExtension}): a worker left running beats on and renews the leases of its work in hand, and a
+ * later test of the same JVM (which empties the inbox) would read its renewal's "no longer holds" line as its own.
  */
-final class StartedWorkers implements AfterEachCallback {
+final class TestWorkers implements BeforeEachCallback, AfterEachCallback {
     private final List<InboxWorker> workers = new ArrayList<>();
 
     InboxWorker start(String instanceId) {
@@ -26,6 +28,11 @@ final class StartedWorkers implements AfterEachCallback {
         worker.start();
         workers.add(worker);
         return worker;
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        TestDatabase.truncateAll();
     }
 
     @Override
