@@ -476,23 +476,46 @@ public class InboxClaims {
     }
 
     /**
-     * Up to {@code limit} pending rows of {@code accountId} with {@code next_attempt_at} after {@code after} and at or
-     * before {@code upTo}, in that order; read, not claimed (the recent rows whose tickets a catch-up reads).
+     * The pending rows of {@code accounts} with {@code next_attempt_at} after {@code after} and at or before
+     * {@code upTo}, by account (in account order, each account's in that order), read, not claimed: the recent rows
+     * whose tickets the catch-ups of one claim read, in one statement. At most {@code limit} rows in all: when that many
+     * came, the last account read may have more, and the accounts after it were not read; {@link Recent#complete}
+     * says which accounts' rows are all there.
      */
-    public List<InboxRow> pendingBetween(long accountId, Instant after, Instant upTo, int limit) throws SQLException {
+    public Recent pendingBetween(Collection<Long> accounts, Instant after, Instant upTo, int limit)
+            throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
                 select w.delivery_key, w.event, w.account_id, w.body, w.body_raw, w.signed_at from webhook_inbox w
-                 where w.account_id = ? and w.next_attempt_at > ? and w.next_attempt_at <= ? and""" + PENDING_DAYS
+                 where w.account_id = any(?) and w.next_attempt_at > ? and w.next_attempt_at <= ? and""" + PENDING_DAYS
                 + """
 
                    and w.processed_at is null and w.failed_at is null
-                 order by w.next_attempt_at
+                 order by w.account_id, w.next_attempt_at
                  limit ?""")) {
-            ps.setLong(1, accountId);
+            ps.setArray(1, c.createArrayOf("bigint", accounts.toArray()));
             Jdbc.setInstant(ps, 2, after);
             Jdbc.setInstant(ps, 3, upTo);
             ps.setInt(4, limit);
-            return readRows(ps);
+            List<InboxRow> rows = readRows(ps);
+            Map<Long, List<InboxRow>> byAccount = new LinkedHashMap<>();
+            rows.forEach(r -> byAccount.computeIfAbsent(r.accountId(), a -> new ArrayList<>()).add(r));
+            Long cut = rows.size() < limit ? null : rows.get(rows.size() - 1).accountId();
+            return new Recent(byAccount, cut);
+        }
+    }
+
+    /**
+     * What {@link #pendingBetween} read: the rows by account; {@code cutAt}, the account at which the limit cut the
+     * read (null: none), whose rows and those of the accounts after it are not all there.
+     */
+    public record Recent(Map<Long, List<InboxRow>> rows, Long cutAt) {
+        /** Whether every row of {@code account} asked for was read. */
+        public boolean complete(long account) {
+            return cutAt == null || account < cutAt;
+        }
+
+        public List<InboxRow> of(long account) {
+            return rows.getOrDefault(account, List.of());
         }
     }
 

@@ -19,6 +19,7 @@ import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -43,8 +44,8 @@ import java.util.List;
  */
 public class InboxWorker extends ContextBean implements Heartbeat {
     private static final Logger LOG = LoggerFactory.getLogger(InboxWorker.class);
-    /** the most recent rows a catch-up reads for their tickets; an account with more goes row by row */
-    static final int RECENT_ROWS = 20_000;
+    /** the most recent rows the catch-ups of one claim read for their tickets; accounts past it go row by row */
+    static final int RECENT_ROWS = 50_000;
 
     private DataSource dataSource;
     private AccountReconciler accountReconciler;
@@ -178,7 +179,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         if (!sorted.noReconcile().isEmpty()) {
             outcomeBuffer.settle(outcomes.noReconcile(sorted.noReconcile()));
         }
-        List<AccountWork> work = sorted.work().stream().map(this::withRecentTickets).toList();
+        List<AccountWork> work = withRecentTickets(sorted.work());
         // counted from after the claim: never given up before the rows' lease in the database ends
         long claimedAt = System.nanoTime();
         work.forEach(w -> workInHand.hold(w, claimedAt));
@@ -186,26 +187,37 @@ public class InboxWorker extends ContextBean implements Heartbeat {
     }
 
     /**
-     * A catch-up ({@link AccountWork#catchUp()}) with the tickets of the rows of its account's last moments before its
-     * settle time (older rows' closes are found through the deals); an ordinary retry when they cannot be read.
+     * The catch-ups ({@link AccountWork#catchUp()}) of a claim with the tickets of the rows of their accounts' last
+     * moments before their settle time (older rows' closes are found through the deals), read in one statement (the
+     * catch-ups of one claim share its time); a catch-up whose rows cannot all be read is an ordinary retry.
      */
-    private AccountWork withRecentTickets(AccountWork work) {
-        Instant through = work.settleThrough();
-        if (through == null) {
-            return work;
+    private List<AccountWork> withRecentTickets(List<AccountWork> claimed) {
+        List<AccountWork> catchUps = claimed.stream().filter(w -> w.settleThrough() != null).toList();
+        if (catchUps.isEmpty()) {
+            return claimed;
         }
+        AccountWork first = catchUps.get(0);
+        InboxClaims.Recent recent;
         try {
-            List<InboxRow> recent = claims.pendingBetween(work.accountId(), work.recentFrom(), through, RECENT_ROWS);
-            if (recent.size() < RECENT_ROWS) {
-                return work.withHints(claimPolicy.hints(recent));
-            }
-            LOG.debug("Catch-up of account {} not taken: more than {} rows in its last {} s", work.accountId(),
-                    RECENT_ROWS, AccountWork.READ_BACK.toSeconds());
+            recent = claims.pendingBetween(catchUps.stream().map(AccountWork::accountId).toList(),
+                    first.recentFrom(), first.settleThrough(), RECENT_ROWS);
         } catch (SQLException e) {
-            LOG.debug("Catch-up of account {} not taken: its recent rows cannot be read: {}", work.accountId(),
+            LOG.debug("Catch-ups of {} accounts not taken: their recent rows cannot be read: {}", catchUps.size(),
                     e.getMessage());
+            recent = null;
         }
-        return work.withoutCatchUp();
+        List<AccountWork> out = new ArrayList<>(claimed.size());
+        for (AccountWork w : claimed) {
+            if (w.settleThrough() == null) {
+                out.add(w);
+            } else if (recent != null && recent.complete(w.accountId())
+                    && w.settleThrough().equals(first.settleThrough())) {
+                out.add(w.withHints(claimPolicy.hints(recent.of(w.accountId()))));
+            } else {
+                out.add(w.withoutCatchUp()); // its rows go row by row, claimed and read
+            }
+        }
+        return out;
     }
 
     /** The account's reconcile committed: its rows are applied, a catch-up's backlog with them. */
