@@ -1,6 +1,7 @@
 package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.InboxAdmin;
+import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.reconcile.Hint;
@@ -186,6 +187,26 @@ class AccountCatchUpTest {
                 .isEqualTo(work.catchUp().pendingFrom());
         assertThat(TestDatabase.instant("select next_attempt_at from webhook_inbox where delivery_key = 'a1-recent'"))
                 .as("settled by the catch-up").isBeforeOrEqualTo(work.settleThrough());
+    }
+
+    @Test
+    void theRecentRowsOfSeveralAccountsAreReadInOneStatementAndACutOneIsSaidIncomplete() throws Exception {
+        ClaimedRows.tradeRows("a1-", 1, 5, 6);
+        ClaimedRows.tradeRows("a2-", 2, 5, 6);
+        ClaimedRows.tradeRows("a3-", 3, 5, 6);
+        ClaimedRows.tradeRows("a1-old-", 1, 5, 60);
+        CLAIMS.advancePendingSince();
+        Instant now = TestDatabase.clock();
+
+        InboxClaims.Recent all = CLAIMS.pendingBetween(List.of(1L, 2L), now.minusSeconds(10), now, 100);
+        InboxClaims.Recent cut = CLAIMS.pendingBetween(List.of(1L, 2L, 3L), now.minusSeconds(10), now, 7);
+
+        assertThat(all.of(1)).as("account 1's rows of the window, not its older ones").hasSize(5);
+        assertThat(all.of(2)).hasSize(5);
+        assertThat(all.complete(1) && all.complete(2)).isTrue();
+        assertThat(cut.complete(1)).as("read whole before the limit").isTrue();
+        assertThat(cut.complete(2)).as("cut by the limit").isFalse();
+        assertThat(cut.complete(3)).as("not read").isFalse();
     }
 
     @Test
