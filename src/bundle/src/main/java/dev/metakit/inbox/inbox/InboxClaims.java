@@ -542,7 +542,7 @@ public class InboxClaims {
 
     /**
      * Marks processed up to {@code limit} of the rows that accounts' catch-ups settled ({@code inbox_account_settled}:
-     * pending, at or before the account's {@code through}), those no live claim holds. A row {@code usable} refuses
+     * pending, at or before the account's {@code through}), those under no running lease. A row {@code usable} refuses
      * (a body no retry can fix, which a claim dead-letters with its reason) is put back instead, due now and so after
      * {@code through}: the next claim takes it and fails it as any claim does. Run in the background until none is
      * left: the settled rows wait for nothing meanwhile (no claim takes them, the backlog counts leave them out), but
@@ -550,8 +550,15 @@ public class InboxClaims {
      */
     public Marked markSettled(int limit, Predicate<InboxRow> usable) throws SQLException {
         Map<Long, Instant> settled = new LinkedHashMap<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "select account_id, through from inbox_account_settled order by account_id");
+        // only the accounts with a settled row still to mark: one probe of the pending index each, in one statement
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                select s.account_id, s.through from inbox_account_settled s
+                 where exists (select 1 from webhook_inbox w
+                                where w.account_id = s.account_id and w.next_attempt_at <= s.through and"""
+                + PENDING_DAYS + """
+
+                                  and w.processed_at is null and w.failed_at is null)
+                 order by s.account_id""");
              ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 settled.put(rs.getLong(1), rs.getObject(2, java.time.OffsetDateTime.class).toInstant());
