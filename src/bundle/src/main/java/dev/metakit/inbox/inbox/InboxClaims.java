@@ -567,20 +567,14 @@ public class InboxClaims {
         int processed = 0;
         int putBack = 0;
         // account by account, each a range of its pending index read in order: a statement never reads past the
-        // rows of other accounts, and stops at its limit
+        // rows of other accounts; one that gets fewer than it asked for leaves its account done
         for (Map.Entry<Long, Instant> account : settled.entrySet()) {
-            while (processed + putBack < limit) {
-                int want = limit - processed - putBack;
-                Marked chunk = markSettled(account.getKey(), account.getValue(), want, usable);
-                processed += chunk.processed();
-                putBack += chunk.putBack();
-                if (chunk.total() < want) {
-                    break;
-                }
-            }
             if (processed + putBack >= limit) {
                 break;
             }
+            Marked chunk = markSettled(account.getKey(), account.getValue(), limit - processed - putBack, usable);
+            processed += chunk.processed();
+            putBack += chunk.putBack();
         }
         return new Marked(processed, putBack);
     }
