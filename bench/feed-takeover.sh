@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The change feed as its downstream feels it through a fault of one of two publishers (BENCHMARKS.md, "The change
 # feed through a takeover"): src/runtime/src/test/java/dev/metakit/inbox/bench/FeedTakeoverBench.java, two jars on one
-# embedded PostgreSQL, the outlet an HTTP receiver (one POST per change), 4 accounts each changing 25 times a second.
+# embedded PostgreSQL, the outlet an HTTP receiver (one POST per change), 4 accounts, two positions each whose stop
+# losses move 25 times a second.
 # For each fault (a 30 s SIGSTOP, a kill -9, a 30 s outage of the receiver) it runs the build before (BEFORE_JAR: the
 # runnable jar of an earlier checkout, target/metakit-inbox.jar there) and the current one in turn, ROUNDS times:
 #   BEFORE_JAR=/tmp/before/target/metakit-inbox.jar bench/feed-takeover.sh

@@ -24,7 +24,7 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The change feed as its downstream feels it through a fault of one of two publishers ({@link FeedPair}: two instances
  * of the jar on one PostgreSQL, the outlet an HTTP receiver answering at once, one POST per change, the accounts'
- * positions changing 25 times a second and deliveries coming to both instances). After {@code --warmup} seconds:
+ * two positions per account whose stop losses move 25 times a second, deliveries coming to both instances). After {@code --warmup} seconds:
  * <ul>
  * <li>{@code --fault freeze}: the instance owning more accounts stopped (SIGSTOP) for {@code --seconds}, then resumed;</li>
  * <li>{@code kill}: that instance killed with SIGKILL (not restarted), then {@code --seconds} measured;</li>

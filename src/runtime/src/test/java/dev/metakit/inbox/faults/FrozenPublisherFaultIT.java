@@ -34,10 +34,10 @@ import static org.awaitility.Awaitility.await;
  * A frozen instance must not hold the feed hostage. Two instances of the shaded jar on one PostgreSQL, every
  * setting at its default, the feed on with its outlet pointed at the test's HTTP endpoint (the one line an integrator
  * edits in {@code changes.camel.yaml}: one POST per change, each instance its own path, so every arrival says who sent
- * it; the receiver answers at once). The MetaKit double's positions change all the time (a stop loss moved 25 times a
- * second per account) and signed {@code position.modified} deliveries go to both instances, each instance alone
- * getting 25 a second per account, so every account has new changes throughout, at 15 or more a second each when the
- * machine keeps up (the run prints the rate it reached). The instance that publishes more accounts is stopped with
+ * it; the receiver answers at once). The MetaKit double's positions change all the time (two positions per account,
+ * their stop losses moved 25 times a second) and signed {@code position.modified} deliveries go to both instances,
+ * each instance alone getting 25 a second per account, so every account has new changes throughout, at 15 or more a
+ * second each when the machine keeps up (the run prints the rate it reached). The instance that publishes more accounts is stopped with
  * SIGSTOP for 30 s while it publishes them, then resumed.
  *
  * <p>What must hold, as the downstream feels it: no change of any account waits longer than {@link #MAX_LAG} from

@@ -27,8 +27,8 @@ import java.util.stream.Stream;
  * Two instances of the shaded jar on one PostgreSQL, every setting at its default, the feed's outlet edited as an
  * integrator would (the one line of {@code changes.camel.yaml}) to an HTTP receiver that answers at once
  * ({@link RecordingFeedOutlet}: one POST per change, each instance its own path, so every arrival says who sent it);
- * the MetaKit double's stop losses moving all the time and signed {@code position.modified} deliveries going to both
- * instances, so every account has new changes throughout. What the frozen-publisher fault test and the feed's takeover
+ * the MetaKit double's stop losses moving all the time ({@link #MOVING_POSITIONS} positions per account) and signed
+ * {@code position.modified} deliveries going to both instances, so every account has new changes throughout. What the frozen-publisher fault test and the feed's takeover
  * benchmark run, and what they measure: per account, the time from a change written (its {@code reconciled_at}, on the
  * database's clock) to the receiver accepting it (on the wall clock: one machine, one clock).
  */
@@ -37,8 +37,13 @@ public final class FeedPair implements AutoCloseable {
     public static final String OUTLET_LINE =
             "uri: \"log:dev.metakit.inbox.feed.outlet?exchangeFormatter=#bean:changeLine\"";
     public static final List<String> IDS = List.of("inbox-a", "inbox-b");
-    /** How often each account's stop loss moves: 25 times a second. */
+    /** How often the stop losses of an account move: 25 times a second. */
     private static final Duration MOVE_EVERY = Duration.ofMillis(40);
+    /**
+     * The positions of each account whose stop losses move together: a reconcile of the account writes a change for
+     * each, so the feed gets more changes per account than the account has reconciles (about 11 a second each here)
+     */
+    public static final int MOVING_POSITIONS = 2;
 
     private final int accounts;
     private final FakeMetaKit metakit;
@@ -212,8 +217,10 @@ public final class FeedPair implements AutoCloseable {
         while (running) {
             n++;
             long account = 1 + n % accounts;
-            metakit.open(account, account * 100, "0.10", String.format(Locale.ROOT, "1.%05d", n % 100_000), "0",
-                    opened);
+            for (int p = 0; p < MOVING_POSITIONS; p++) {
+                metakit.open(account, account * 100 + p, "0.10", String.format(Locale.ROOT, "1.%05d", n % 100_000),
+                        "0", opened);
+            }
             LockSupport.parkNanos(MOVE_EVERY.toNanos() / accounts); // pacing, not a wait for a condition
         }
     }
