@@ -26,13 +26,13 @@ import java.util.Map;
  */
 public class InboxDatabaseHealthCheck extends ReadinessCheck {
     /** leaves the rest of a 1 s health answer to the other checks and the HTTP round trip */
-    static final Duration DEFAULT_DEADLINE = Duration.ofMillis(800);
+    static final Duration DEADLINE = Duration.ofMillis(800);
     /** isValid's own bound, in seconds (its unit); the deadline cuts it shorter */
     private static final int VALID_SECONDS = 1;
 
     private DataSource dataSource;
     private Clock clock = Clock.systemUTC();
-    private volatile DeadlineProbe probe = new DeadlineProbe("inbox-database", DEFAULT_DEADLINE, this::check);
+    private final DeadlineProbe probe = new DeadlineProbe("inbox-database", DEADLINE, this::check);
 
     public InboxDatabaseHealthCheck() {
         super("inbox-database");
@@ -88,10 +88,5 @@ public class InboxDatabaseHealthCheck extends ReadinessCheck {
 
     public void setDataSource(DataSource dataSource) {
         this.dataSource = dataSource;
-    }
-
-    /** How long a probe waits for the check (default 800 ms); past it the check reports down, timed out. */
-    public void setDeadlineMillis(long millis) {
-        probe = new DeadlineProbe("inbox-database", Duration.ofMillis(millis), this::check);
     }
 }

@@ -31,11 +31,12 @@ public class ReconcileSteps {
     public static final String RECONCILE = "metakitReconcile";
     /** A full scan re-reads this much before the previous one's snapshot (deals stamped a little late). */
     static final Duration SCAN_MARGIN = Duration.ofMinutes(1);
+    /** How far back the first full scan of an account (since this instance started) reads deals. */
+    static final Duration SCAN_LOOKBACK = AccountReconciler.DEFAULT_HINT_LOOKBACK;
 
     private final MetaKitJson json = new MetaKitJson();
     private AccountReconciler accountReconciler;
     private Clock clock = Clock.systemUTC();
-    private Duration scanLookback = AccountReconciler.DEFAULT_HINT_LOOKBACK;
     /*
      * Per account, the snapshot of its last committed full scan. Not accounts.last_snapshot_at: worker reconciles
      * move that without reading any deals. In memory on purpose: after a restart (or on an instance that did not
@@ -109,16 +110,11 @@ public class ReconcileSteps {
 
     private Instant scanFrom(long account, Instant snapshotAt) {
         Instant last = scannedUpTo.get(account);
-        return last != null ? last.minus(SCAN_MARGIN) : snapshotAt.minus(scanLookback);
+        return last != null ? last.minus(SCAN_MARGIN) : snapshotAt.minus(SCAN_LOOKBACK);
     }
 
     public void setAccountReconciler(AccountReconciler accountReconciler) {
         this.accountReconciler = accountReconciler;
-    }
-
-    /** How far back the first full scan of an account (since this instance started) reads deals. */
-    public void setScanLookback(Duration scanLookback) {
-        this.scanLookback = scanLookback;
     }
 
     public void setClock(Clock clock) {

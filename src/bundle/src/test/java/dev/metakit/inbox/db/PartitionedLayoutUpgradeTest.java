@@ -118,16 +118,8 @@ class PartitionedLayoutUpgradeTest {
     private static void insert(PreparedStatement s, String key, long account, String body, OffsetDateTime received,
                                OffsetDateTime processed, OffsetDateTime failed, String error, UUID claimedBy)
             throws Exception {
-        s.setString(1, key);
-        s.setLong(2, account);
-        s.setString(3, body);
-        s.setObject(4, received);
-        s.setObject(5, processed);
-        s.setObject(6, failed);
-        s.setString(7, error);
-        s.setString(8, claimedBy == null ? null : "old-host");
-        s.setObject(9, claimedBy);
-        s.setObject(10, claimedBy == null ? null : received.plusHours(3));
+        TestDatabase.bind(s, key, account, body, received, processed, failed, error,
+                claimedBy == null ? null : "old-host", claimedBy, claimedBy == null ? null : received.plusHours(3));
         s.execute();
     }
 }

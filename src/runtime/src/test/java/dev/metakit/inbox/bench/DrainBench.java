@@ -125,15 +125,8 @@ public final class DrainBench {
                        lateral (select case when ? > 0 and g % 4 <> 0
                                             then 99300000 + (a - 1) * ? + (g / ?) % greatest(?, 1)
                                             else 70000000 + g end as t) tk""")) {
-            ps.setString(1, System.nanoTime() + "-" + round);
-            ps.setInt(2, n);
-            ps.setInt(3, n);
-            ps.setInt(4, n);
-            ps.setInt(5, accounts);
-            ps.setInt(6, openPer);
-            ps.setInt(7, openPer);
-            ps.setInt(8, accounts);
-            ps.setInt(9, openPer);
+            TestDatabase.bind(ps, System.nanoTime() + "-" + round, n, n, n, accounts, openPer, openPer, accounts,
+                    openPer);
             ps.executeUpdate();
         }
         double insertSeconds = (System.nanoTime() - i0) / 1e9;

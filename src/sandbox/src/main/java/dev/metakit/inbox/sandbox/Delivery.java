@@ -15,8 +15,8 @@ public final class Delivery {
     private final List<String> v1s;
     private final byte[] body;
     private final String signatureHeader;
-    private final boolean duplicated;
-    private final boolean lost;
+    /** the copies sent: none for a lost delivery, two for a duplicated one (never both), else one */
+    private final int copies;
     private final List<DeliveryAttempt> attempts = new ArrayList<>();
     private Outcome outcome;
     private int openCopies;
@@ -28,11 +28,10 @@ public final class Delivery {
         this.t = t;
         this.v1s = List.copyOf(v1s);
         this.body = body;
-        this.duplicated = duplicated;
-        this.lost = lost;
+        this.copies = lost ? 0 : duplicated ? 2 : 1;
         this.signatureHeader = WebhookSender.signatureHeader(t, v1s);
         this.outcome = lost ? Outcome.LOST : Outcome.PENDING;
-        this.openCopies = lost ? 0 : duplicated ? 2 : 1;
+        this.openCopies = copies;
     }
 
     public SandboxEvent event() {
@@ -82,11 +81,11 @@ public final class Delivery {
     }
 
     public boolean lost() {
-        return lost;
+        return copies == 0;
     }
 
     public boolean duplicated() {
-        return duplicated;
+        return copies == 2;
     }
 
     public synchronized Outcome outcome() {

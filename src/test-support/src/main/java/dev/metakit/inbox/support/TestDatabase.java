@@ -186,14 +186,22 @@ public final class TestDatabase {
      */
     public static List<Map<String, Object>> rows(String sql, Object... parameters) {
         try (Connection c = dataSource().getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
-            for (int i = 0; i < parameters.length; i++) {
-                s.setObject(i + 1, parameters[i]);
-            }
+            bind(s, parameters);
             try (ResultSet rs = s.executeQuery()) {
                 return maps(rs);
             }
         } catch (SQLException e) {
             throw new IllegalStateException("query failed: " + sql, e);
+        }
+    }
+
+    /**
+     * Binds a statement's {@code ?} to these parameters in order, each as the driver maps its Java type (a null as a
+     * value of no stated type, which the statement's context gives one).
+     */
+    public static void bind(PreparedStatement s, Object... parameters) throws SQLException {
+        for (int i = 0; i < parameters.length; i++) {
+            s.setObject(i + 1, parameters[i]);
         }
     }
 
