@@ -344,14 +344,19 @@ public class InboxClaims {
                 update inbox_account_backoff set retry_at = now()
                  where account_id = (
                      select b.account_id from inbox_account_backoff b
-                      where b.retry_at > now() + ?::interval and not b.asked and b.failures >= ?
-                        and exists (select 1 from webhook_inbox w
-                                     where w.account_id = b.account_id and""" + PENDING_DAYS + """
+                      -- one probe of the account's pending index (LATERAL ... LIMIT 1): an EXISTS here became a
+                      -- semi-join whose bitmap scan read every pending row of every account backing off
+                      cross join lateral (
+                          select 1 from webhook_inbox w
+                           where w.account_id = b.account_id and""" + PENDING_DAYS + """
 
-                                       and w.processed_at is null and w.failed_at is null)
+                             and w.processed_at is null and w.failed_at is null
+                           order by w.next_attempt_at
+                           limit 1) pending
+                      where b.retry_at > now() + ?::interval and not b.asked and b.failures >= ?
                       order by b.retry_at
                       limit 1
-                      for update skip locked)
+                      for update of b skip locked)
                 returning account_id""")) {
             ps.setString(1, Jdbc.interval(every));
             ps.setInt(2, CANARY_AFTER_FAILURES);

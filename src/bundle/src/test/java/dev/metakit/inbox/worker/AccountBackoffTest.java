@@ -223,6 +223,25 @@ class AccountBackoffTest {
     }
 
     @Test
+    void theCanaryLooksAtOneRowOfEachAccountBackingOffWhateverTheirBacklog() throws Exception {
+        // an outage with traffic: four accounts backing off after the outage's failures, 2,000 rows piled up each
+        for (long account = 1; account <= 4; account++) {
+            ClaimedRows.tradeRows("a" + account + "-", account, 2_000, 60);
+        }
+        TestDatabase.exec("insert into inbox_account_backoff (account_id, retry_at, failures, last_error)"
+                + " select a, now() + a * interval '1 minute', 5, 'MetaKit API 500' from generate_series(1, 4) a");
+
+        try (Connection c = TestDatabase.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            Long canary = new InboxClaims(new OneConnection(c).dataSource()).dueCanary(Duration.ofSeconds(5));
+            long tuplesRead = ClaimedRows.inboxRowsRead(c);
+            c.rollback();
+            assertThat(canary).as("the account due first").isEqualTo(1L);
+            assertThat(tuplesRead).as("rows of webhook_inbox the canary read, with 8,000 pending").isLessThan(50);
+        }
+    }
+
+    @Test
     void aClaimReadsNoneOfTheRowsPiledUpForAnAccountBackingOff() throws Exception {
         insert("a1-0", 1, 100);
         InboxWorker worker = worker(w -> {

@@ -143,13 +143,15 @@ public final class OutageBench {
         int calls0 = metakit.totalCalls();
         int concurrency = Integer.parseInt(o.get("worker-concurrency"));
         double boundSeconds = (double) accounts * latencyMillis / 1000.0 / concurrency;
+        BacklogAccounts toWork = new BacklogAccounts(ds, back);
+        long withBacklog = toWork.left();
         metakit.recover();
         long start = System.nanoTime();
         System.out.printf(Locale.ROOT, "%s recovery: the API answers again (%d ms); backlog %d rows pending, %d failed"
                 + " (dead letters); bound %.2f s (%d accounts x %d ms / concurrency %d), held to 1.5x: %.2f s%n",
                 o.get("label"), latencyMillis, backlog, failedAtReturn, boundSeconds, accounts, latencyMillis,
                 concurrency, 1.5 * boundSeconds);
-        long left = accounts;
+        long left = withBacklog;
         long unmarked = backlog;
         double drained = Double.NaN;
         long next = start;
@@ -162,10 +164,10 @@ public final class OutageBench {
             Thread.sleep(Math.max(1, (next - System.nanoTime()) / 1_000_000)); // the sampling period
             sample++;
             if (left > 0) {
-                left = accountsToWork(ds, back);
+                left = toWork.sample();
             }
             double t = (System.nanoTime() - start) / 1e9;
-            if (left < accounts && Double.isNaN(firstWorked)) {
+            if (left < withBacklog && Double.isNaN(firstWorked)) {
                 firstWorked = t;
                 System.out.printf(Locale.ROOT, "%s recovery t=%.2fs: the first account's backlog worked%n",
                         o.get("label"), t);
@@ -179,6 +181,7 @@ public final class OutageBench {
                         + " worked, %d rows not yet marked processed%n", o.get("label"), t, left, unmarked);
             }
         }
+        toWork.close();
         double marked = (System.nanoTime() - start) / 1e9;
         long failedNow = count(ds, "select count(*) from webhook_inbox where failed_at is not null");
         System.out.printf(Locale.ROOT, "%s recovery: %s in %.2f s from the API's return, %.2f s from the first account"
@@ -191,23 +194,62 @@ public final class OutageBench {
     }
 
     /**
-     * Accounts with a row received before {@code before} still to be worked: pending, and not one a catch-up settled
-     * (the worker marks those processed in the background); each account one probe of its pending index from where
-     * its settled rows end.
+     * The accounts with a row received before {@code before} still to be worked: pending, and not one a catch-up
+     * settled (the worker marks those processed in the background). Sampled every 100 ms while the drain runs, so the
+     * sampling must not cost the database what it measures: one connection and one prepared statement (its plan
+     * made once), and each sample asks only about the accounts the last one found still to be worked (an account's
+     * backlog, once worked, stays worked), each with one probe of its pending index from where its settled rows end.
      */
-    private static long accountsToWork(DataSource ds, Instant before) throws SQLException {
-        try (Connection c = ds.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement("""
-                select count(*) from accounts a
-                 cross join lateral (select coalesce((select s.through from inbox_account_settled s
-                                                       where s.account_id = a.account_id), '-infinity') as through) s
-                 where exists (select 1 from webhook_inbox w
-                                where w.account_id = a.account_id and w.next_attempt_at > s.through
-                                  and w.processed_at is null and w.failed_at is null and w.received_at <= ?)""")) {
-            ps.setObject(1, java.sql.Timestamp.from(before));
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
+    private static final class BacklogAccounts implements AutoCloseable {
+        private final Connection connection;
+        private final java.sql.PreparedStatement probe;
+        private List<Long> left;
+
+        BacklogAccounts(DataSource ds, Instant before) throws SQLException {
+            connection = ds.getConnection();
+            probe = connection.prepareStatement("""
+                    select a.account_id from unnest(?::bigint[]) as a(account_id)
+                     cross join lateral (select 1 from webhook_inbox w
+                                          where w.account_id = a.account_id
+                                            and w.next_attempt_at > coalesce((select s.through
+                                                  from inbox_account_settled s where s.account_id = a.account_id),
+                                                '-infinity')
+                                            and w.processed_at is null and w.failed_at is null and w.received_at <= ?
+                                          order by w.next_attempt_at
+                                          limit 1) r""");
+            probe.unwrap(org.postgresql.PGStatement.class).setPrepareThreshold(1); // a server-side plan from the start
+            probe.setObject(2, java.sql.Timestamp.from(before));
+            try (Statement st = connection.createStatement();
+                 ResultSet rs = st.executeQuery("select account_id from accounts")) {
+                List<Long> all = new java.util.ArrayList<>();
+                while (rs.next()) {
+                    all.add(rs.getLong(1));
+                }
+                left = all;
             }
+            sample();
+        }
+
+        long left() {
+            return left.size();
+        }
+
+        long sample() throws SQLException {
+            probe.setArray(1, connection.createArrayOf("bigint", left.toArray()));
+            List<Long> still = new java.util.ArrayList<>();
+            try (ResultSet rs = probe.executeQuery()) {
+                while (rs.next()) {
+                    still.add(rs.getLong(1));
+                }
+            }
+            left = still;
+            return left.size();
+        }
+
+        @Override
+        public void close() throws SQLException {
+            probe.close();
+            connection.close();
         }
     }
 
