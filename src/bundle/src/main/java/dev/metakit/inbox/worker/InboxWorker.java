@@ -69,6 +69,8 @@ public class InboxWorker extends ContextBean implements Heartbeat {
     private Outcomes outcomes;
     private OutcomeBuffer outcomeBuffer;
     private WorkerUpkeep upkeep;
+    /** how soon the doorbell claims again */
+    private final ClaimPacing pacing = new ClaimPacing();
 
     @Override
     protected void checkSettings() {
@@ -105,6 +107,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         outcomeBuffer = new OutcomeBuffer(workInHand, heartbeatMillis);
         upkeep = new WorkerUpkeep(liveness, claims, workInHand, outcomeBuffer, counters, heartbeatMillis,
                 deadAfterMillis, lease, row -> !claimPolicy.unusable(row));
+        upkeep.onCanary(pacing::dueNow);
     }
 
     /**
@@ -165,6 +168,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
             claimPolicy.giveBackWhatAFailedClaimTook(workInHand.keys());
         }
         List<InboxRow> rows = claimPolicy.claim(workInHand.accounts());
+        pacing.claimed(!rows.isEmpty());
         if (rows.isEmpty()) {
             return List.of();
         }
@@ -227,6 +231,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
 
     /** The account's reconcile committed ({@code result}): its rows are applied, a catch-up's backlog with them. */
     public void completed(AccountWork work, ReconcileResult result) {
+        pacing.wentThrough();
         outcomeBuffer.settle(outcomes.completed(work, result != null && result.stale()));
         if (work.catchUp() != null) {
             upkeep.settled();
@@ -244,6 +249,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
                     work.accountId());
             return;
         }
+        pacing.failed();
         String error = Outcomes.describe(cause);
         try {
             accountReconciler.recordFailure(work.accountId(), error);
@@ -253,6 +259,14 @@ public class InboxWorker extends ContextBean implements Heartbeat {
                     e.getMessage());
         }
         outcomeBuffer.settle(outcomes.failed(work, cause, error));
+    }
+
+    /**
+     * How long the doorbell waits before its next claim ({@link ClaimPacing}): {@code coalesceMillis}, or longer, up
+     * to {@code pollMillis}, while claims find nothing during an API outage.
+     */
+    public long ringDelayMillis(long coalesceMillis, long pollMillis) {
+        return pacing.delayMillis(coalesceMillis, pollMillis);
     }
 
     /** Renews the leases of the work in hand now (the upkeep does it every third of a lease). */

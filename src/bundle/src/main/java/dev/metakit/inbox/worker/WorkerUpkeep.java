@@ -52,6 +52,8 @@ final class WorkerUpkeep {
     private volatile long nextAdvance;
     private volatile boolean advanceFailing;
     private volatile long nextCanary;
+    /** told when the canary made an account due */
+    private volatile Runnable onCanary = () -> { };
     /** a catch-up committed: rows it settled wait to be marked processed (also looked for once a minute) */
     private volatile boolean settledToMark = true;
     private long markedInRun;
@@ -197,11 +199,17 @@ final class WorkerUpkeep {
         }
     }
 
+    /** {@code listener} runs each time the canary made an account due (the worker claims it without delay). */
+    void onCanary(Runnable listener) {
+        this.onCanary = listener;
+    }
+
     /** One account backing off retried now for all of them, so the API's return is seen within CANARY_EVERY. */
     void dueCanary() {
         try {
             Long account = claims.dueCanary(CANARY_EVERY);
             if (account != null) {
+                onCanary.run();
                 LOG.debug("Worker retries account {} now for every account backing off: does MetaKit answer again?",
                         account);
             }

@@ -223,6 +223,30 @@ class AccountBackoffTest {
     }
 
     @Test
+    void whileItsAccountsBackOffTheDoorbellWaitsLongerAfterEachEmptyClaimAndNoLongerOnceWorkIsClaimed()
+            throws Exception {
+        insert("a1-0", 1, 10);
+        InboxWorker worker = worker(w -> fixedBackoff(w, 60_000));
+        assertThat(worker.ringDelayMillis(50, 1000)).as("the coalescing wait").isEqualTo(50);
+
+        worker.failed(single(worker.claim()), HTTP_500);
+        insert("a1-1", 1, 0); // an outage with traffic: a delivery for the account backing off rings the doorbell
+        assertThat(worker.claim()).isEmpty();
+        assertThat(worker.ringDelayMillis(50, 1000)).isEqualTo(100);
+        assertThat(worker.claim()).isEmpty();
+        assertThat(worker.ringDelayMillis(50, 1000)).isEqualTo(200);
+
+        insert("a2-0", 2, 0);
+        AccountWork other = single(worker.claim());
+        assertThat(other.accountId()).isEqualTo(2L);
+        assertThat(worker.ringDelayMillis(50, 1000)).as("work claimed: the coalescing wait again").isEqualTo(50);
+        worker.completed(other);
+        assertThat(worker.claim()).isEmpty();
+        assertThat(worker.ringDelayMillis(50, 1000)).as("a reconcile went through: MetaKit answers")
+                .isEqualTo(50);
+    }
+
+    @Test
     void theCanaryLooksAtOneRowOfEachAccountBackingOffWhateverTheirBacklog() throws Exception {
         // an outage with traffic: four accounts backing off after the outage's failures, 2,000 rows piled up each
         for (long account = 1; account <= 4; account++) {
