@@ -239,6 +239,23 @@ class AccountCatchUpTest {
                 .isGreaterThanOrEqualTo(3_000).isLessThan(3_100);
     }
 
+    @Test
+    void theMarkerFindsTheAccountsWithSettledRowsLeftByOneRowOfEach() throws Exception {
+        twoAccountsPending();
+        exec("insert into inbox_account_settled (account_id, through) values (1, now()), (2, now())");
+
+        try (Connection c = TestDatabase.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            // a limit of none: the marker looks for the accounts with settled rows left, and marks nothing
+            InboxClaims.Marked marked = new InboxClaims(new OneConnection(c).dataSource()).markSettled(0, row -> true);
+            long read = ClaimedRows.inboxRowsRead(c);
+            c.rollback();
+            assertThat(marked.total()).isZero();
+            assertThat(read).as("rows of webhook_inbox read to find the two accounts, with 6,000 settled")
+                    .isLessThan(50);
+        }
+    }
+
     /** 3,000 rows of account 1 stored a minute ago, 3,000 of account 2 half a minute ago. */
     private static void twoAccountsPending() throws Exception {
         ClaimedRows.tradeRows("a1-", 1, 3_000, 60);
