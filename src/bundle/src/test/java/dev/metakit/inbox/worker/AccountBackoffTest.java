@@ -9,7 +9,6 @@ import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.metakit.MetaKitApiException;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.LogCapture;
-import dev.metakit.inbox.support.OneConnection;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import org.apache.logging.log4j.Level;
@@ -255,14 +254,10 @@ class AccountBackoffTest {
         TestDatabase.exec("insert into inbox_account_backoff (account_id, retry_at, failures, last_error)"
                 + " select a, now() + a * interval '1 minute', 5, 'MetaKit API 500' from generate_series(1, 4) a");
 
-        try (Connection c = TestDatabase.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            Long canary = new InboxClaims(new OneConnection(c).dataSource()).dueCanary(Duration.ofSeconds(5));
-            long tuplesRead = ClaimedRows.inboxRowsRead(c);
-            c.rollback();
-            assertThat(canary).as("the account due first").isEqualTo(1L);
-            assertThat(tuplesRead).as("rows of webhook_inbox the canary read, with 8,000 pending").isLessThan(50);
-        }
+        ClaimedRows.Read<Long> canary = ClaimedRows.readingRows(
+                ds -> new InboxClaims(ds).dueCanary(Duration.ofSeconds(5)));
+        assertThat(canary.answer()).as("the account due first").isEqualTo(1L);
+        assertThat(canary.rows()).as("rows of webhook_inbox the canary read, with 8,000 pending").isLessThan(50);
     }
 
     @Test
@@ -277,16 +272,11 @@ class AccountBackoffTest {
         ClaimedRows.tradeRows("a1-late-", 1, 5_000, 50);
         insert("a2-0", 2, 0);
 
-        try (Connection c = TestDatabase.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            List<InboxRow> rows = new InboxClaims(new OneConnection(c).dataSource())
-                    .claim(Claimant.newBoot("reader"), 500, Duration.ofSeconds(30));
-            long tuplesRead = ClaimedRows.inboxRowsRead(c);
-            c.rollback();
-            assertThat(rows).extracting(InboxRow::key).containsExactly("a2-0");
-            assertThat(tuplesRead).as("rows of webhook_inbox the claim read, with 5,001 of the account backing off")
-                    .isLessThan(50);
-        }
+        ClaimedRows.Read<List<InboxRow>> claim = ClaimedRows.readingRows(
+                ds -> new InboxClaims(ds).claim(Claimant.newBoot("reader"), 500, Duration.ofSeconds(30)));
+        assertThat(claim.answer()).extracting(InboxRow::key).containsExactly("a2-0");
+        assertThat(claim.rows()).as("rows of webhook_inbox the claim read, with 5,001 of the account backing off")
+                .isLessThan(50);
         assertThat(scalar("select count(*) from webhook_inbox where account_id = 1 and attempts = 0"))
                 .as("nothing written for the piled rows either").isEqualTo(5_000);
     }

@@ -6,13 +6,11 @@ import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.reconcile.Hint;
 import dev.metakit.inbox.reconcile.ReconcileResult;
-import dev.metakit.inbox.support.OneConnection;
 import dev.metakit.inbox.support.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -216,10 +214,10 @@ class AccountCatchUpTest {
     void theBacklogMetersFindTheOldestRowWithoutReadingEveryPendingRow() throws Exception {
         twoAccountsPending();
 
-        MetersRead read = backlogAsTheMetersReadIt();
+        ClaimedRows.Read<InboxAdmin.Backlog> read = backlogAsTheMetersReadIt();
 
-        assertThat(read.backlog().pending()).isEqualTo(6_000);
-        assertThat(read.backlog().oldestPendingAge()).isGreaterThanOrEqualTo(Duration.ofSeconds(60));
+        assertThat(read.answer().pending()).isEqualTo(6_000);
+        assertThat(read.answer().oldestPendingAge()).isGreaterThanOrEqualTo(Duration.ofSeconds(60));
         assertThat(read.rows()).as("rows read: the count's 6,000 (it stops at 10,001), and a few for the oldest")
                 .isGreaterThanOrEqualTo(6_000).isLessThan(6_100);
     }
@@ -230,10 +228,10 @@ class AccountCatchUpTest {
         // account 1's rows (a minute old) settled, account 2's (half a minute old) not
         exec("insert into inbox_account_settled (account_id, through) values (1, now() - interval '45 seconds')");
 
-        MetersRead read = backlogAsTheMetersReadIt();
+        ClaimedRows.Read<InboxAdmin.Backlog> read = backlogAsTheMetersReadIt();
 
-        assertThat(read.backlog().pending()).as("account 2's rows; account 1's are settled").isEqualTo(3_000);
-        assertThat(read.backlog().oldestPendingAge()).as("account 2's oldest, not account 1's settled ones")
+        assertThat(read.answer().pending()).as("account 2's rows; account 1's are settled").isEqualTo(3_000);
+        assertThat(read.answer().oldestPendingAge()).as("account 2's oldest, not account 1's settled ones")
                 .isGreaterThanOrEqualTo(Duration.ofSeconds(30)).isLessThan(Duration.ofSeconds(60));
         assertThat(read.rows()).as("rows read: account 2's, and none of account 1's settled ones")
                 .isGreaterThanOrEqualTo(3_000).isLessThan(3_100);
@@ -244,16 +242,12 @@ class AccountCatchUpTest {
         twoAccountsPending();
         exec("insert into inbox_account_settled (account_id, through) values (1, now()), (2, now())");
 
-        try (Connection c = TestDatabase.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            // a limit of none: the marker looks for the accounts with settled rows left, and marks nothing
-            InboxClaims.Marked marked = new InboxClaims(new OneConnection(c).dataSource()).markSettled(0, row -> true);
-            long read = ClaimedRows.inboxRowsRead(c);
-            c.rollback();
-            assertThat(marked.total()).isZero();
-            assertThat(read).as("rows of webhook_inbox read to find the two accounts, with 6,000 settled")
-                    .isLessThan(50);
-        }
+        // a limit of none: the marker looks for the accounts with settled rows left, and marks nothing
+        ClaimedRows.Read<InboxClaims.Marked> marker = ClaimedRows.readingRows(
+                ds -> new InboxClaims(ds).markSettled(0, row -> true));
+        assertThat(marker.answer().total()).isZero();
+        assertThat(marker.rows()).as("rows of webhook_inbox read to find the two accounts, with 6,000 settled")
+                .isLessThan(50);
     }
 
     /** 3,000 rows of account 1 stored a minute ago, 3,000 of account 2 half a minute ago. */
@@ -264,17 +258,8 @@ class AccountCatchUpTest {
     }
 
     /** What the meters show of the backlog, and how many rows of the inbox they read for it. */
-    private record MetersRead(InboxAdmin.Backlog backlog, long rows) {
-    }
-
-    private static MetersRead backlogAsTheMetersReadIt() throws Exception {
-        try (Connection c = TestDatabase.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            InboxAdmin.Backlog backlog = new InboxAdmin(new OneConnection(c).dataSource()).backlog();
-            long read = ClaimedRows.inboxRowsRead(c);
-            c.rollback();
-            return new MetersRead(backlog, read);
-        }
+    private static ClaimedRows.Read<InboxAdmin.Backlog> backlogAsTheMetersReadIt() throws Exception {
+        return ClaimedRows.readingRows(ds -> new InboxAdmin(ds).backlog());
     }
 
     /** {@code rows} of account 1 stored a minute ago, and its retry due (its reconciles failed before). */

@@ -5,6 +5,7 @@ import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
+import dev.metakit.inbox.support.OneConnection;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestEvents;
 
@@ -14,6 +15,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import javax.sql.DataSource;
 
 /** Inbox rows on the test database and a live boot claiming them: what the worker's parts are given. */
 final class ClaimedRows {
@@ -61,6 +63,26 @@ final class ClaimedRows {
             ps.setInt(4, ageSeconds);
             ps.setInt(5, count);
             ps.executeUpdate();
+        }
+    }
+
+    /** What a call answered, and the rows of the inbox's partitions it read. */
+    record Read<T>(T answer, long rows) {
+    }
+
+    /** A call on the database that may throw, given a DataSource. */
+    interface OnDatabase<T> {
+        T call(DataSource dataSource) throws SQLException;
+    }
+
+    /** Runs {@code call} on one connection in a transaction rolled back after: its answer and the rows it read. */
+    static <T> Read<T> readingRows(OnDatabase<T> call) throws SQLException {
+        try (Connection c = TestDatabase.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            T answer = call.call(new OneConnection(c).dataSource());
+            long rows = inboxRowsRead(c);
+            c.rollback();
+            return new Read<>(answer, rows);
         }
     }
 
