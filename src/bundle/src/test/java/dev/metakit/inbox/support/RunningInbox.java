@@ -99,6 +99,8 @@ public final class RunningInbox implements AutoCloseable {
     private static final String ROUTE_FILES = "camel.main.routes-include-pattern";
     private static final String JAVA_ROUTES = "camel.main.routes-builder-classes";
     private static final String REPLACED_ROUTES = "metakit.routes.replaced";
+    /** the waits between MetaKit's five attempts */
+    private static final long[] METAKIT_RETRY_DELAYS_MILLIS = {500, 1000, 2000, 4000};
 
     /** The essential routes not in these route files (nor among the Java routes, unless they are loaded). */
     static String leftOut(String routeFiles, boolean javaRoutesLoaded) {
@@ -235,6 +237,14 @@ public final class RunningInbox implements AutoCloseable {
                 HttpResponse.BodyHandlers.ofString()).body();
     }
 
+    /**
+     * Deliveries the inbox shed so far (answered 503, retry later, before their commit: the machine did not store them
+     * within the commit bound), which only this count tells from the inbox's other 503s.
+     */
+    public double shedCount() throws IOException, InterruptedException {
+        return Metrics.find(metrics(), "metakit_webhook_shed_total").orElse(0);
+    }
+
     /** Posts a body with the given signature header (null: none) and event header. */
     public HttpResponse<String> post(byte[] body, String signatureHeader, String event)
             throws IOException, InterruptedException {
@@ -260,6 +270,29 @@ public final class RunningInbox implements AutoCloseable {
     /** Posts a body signed now with the current test secret. */
     public HttpResponse<String> postSigned(byte[] body, String event) throws IOException, InterruptedException {
         return post(body, TestSignatures.header(SECRET, System.currentTimeMillis() / 1000, body), event);
+    }
+
+    /**
+     * Delivers a body as MetaKit does (docs/metakit-contract.md): signed once, the same bytes sent again after a
+     * non-2xx answer or a failed request, 0.5, 1, 2 and 4 s apart, five attempts at most. The answer MetaKit ends up
+     * with: the first 2xx, else the last attempt's (a failed request's exception when the last attempt had none).
+     * A test that asserts what a delivery gets uses this where a loaded machine may shed an attempt (503, retry later),
+     * which MetaKit's retry turns into a later 2xx.
+     */
+    public HttpResponse<String> deliver(byte[] body, String event) throws IOException, InterruptedException {
+        String signature = TestSignatures.header(SECRET, System.currentTimeMillis() / 1000, body);
+        for (long delayMillis : METAKIT_RETRY_DELAYS_MILLIS) {
+            try {
+                HttpResponse<String> answer = post(body, signature, event);
+                if (answer.statusCode() / 100 == 2) {
+                    return answer;
+                }
+            } catch (IOException e) {
+                // MetaKit counts a failed request as a failed attempt, as a non-2xx answer
+            }
+            Thread.sleep(delayMillis); // MetaKit's retry schedule, not a wait for a condition
+        }
+        return post(body, signature, event);
     }
 
     public int httpPort() {

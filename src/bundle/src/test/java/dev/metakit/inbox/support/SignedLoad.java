@@ -12,6 +12,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Phaser;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -23,6 +26,7 @@ import java.util.stream.Collectors;
  * record every answer (or transport error) with its delivery key and timing: what the fault tests check the inbox
  * against. Each delivery names one of {@code accounts} accounts (1..n), round robin. With {@link #duplicating} some
  * deliveries are also sent, at the same moment and byte for byte, to other addresses: a retry racing its original.
+ * With {@link #retryingAsMetaKit} a delivery not answered 2xx is sent again as MetaKit does (each attempt recorded).
  */
 public final class SignedLoad implements AutoCloseable {
     /**
@@ -30,7 +34,7 @@ public final class SignedLoad implements AutoCloseable {
      * answer's body (null without an answer).
      */
     public record Sent(String key, long account, int status, long startNanos, long endNanos, URI target,
-                       String answer) {
+                       String answer, int attempt) {
         public boolean acked() {
             return status >= 200 && status < 300;
         }
@@ -53,6 +57,15 @@ public final class SignedLoad implements AutoCloseable {
     private volatile boolean running;
     private int duplicateEvery;
     private List<URI> duplicateTargets = List.of();
+    /** MetaKit's waits before its 2nd..5th attempt (docs/metakit-contract.md); empty: no retries */
+    private long[] retryDelaysMillis = new long[0];
+    private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "signed-load-retries");
+        t.setDaemon(true);
+        return t;
+    });
+    /** attempts scheduled or in flight that {@link #stop} waits for */
+    private final Phaser retriesPending = new Phaser(1);
 
     /**
      * @param perThreadRate requests per second per thread (0: as fast as answers come)
@@ -72,6 +85,16 @@ public final class SignedLoad implements AutoCloseable {
     public SignedLoad duplicating(int every, List<URI> targets) {
         this.duplicateEvery = every;
         this.duplicateTargets = List.copyOf(targets);
+        return this;
+    }
+
+    /**
+     * Each delivery answered other than 2xx (or not at all) is sent again with the same bytes and signature after 0.5,
+     * 1, 2 and 4 s, five attempts at most, as MetaKit retries: a delivery a loaded machine shed (503, retry later) is
+     * then acked by a later attempt, which {@link #unacked} tells.
+     */
+    public SignedLoad retryingAsMetaKit() {
+        this.retryDelaysMillis = new long[]{500, 1000, 2000, 4000};
         return this;
     }
 
@@ -101,7 +124,7 @@ public final class SignedLoad implements AutoCloseable {
                 for (URI copy : duplicateTargets) {
                     long start = System.nanoTime();
                     copies.add(http.sendAsync(request(copy, t, v1, body), HttpResponse.BodyHandlers.ofString())
-                            .handle((r, error) -> sent(key, account, copy, start, r)));
+                            .handle((r, error) -> sent(key, account, copy, start, r, 1)));
                 }
             }
             long start = System.nanoTime();
@@ -114,8 +137,11 @@ public final class SignedLoad implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
-            Sent primary = sent(key, account, target, start, response);
+            Sent primary = sent(key, account, target, start, response, 1);
             sent.add(primary);
+            if (!primary.acked()) {
+                retryLater(request(target, t, v1, body), key, account, 1);
+            }
             int status = primary.status();
             copies.forEach(c -> sent.add(c.join()));
             if (intervalNanos > 0) {
@@ -142,20 +168,50 @@ public final class SignedLoad implements AutoCloseable {
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
     }
 
-    /** What one copy got: its status and body, or -1 when the connection failed (response null). */
-    private static Sent sent(String key, long account, URI to, long start, HttpResponse<String> response) {
-        long end = System.nanoTime();
-        return response == null ? new Sent(key, account, -1, start, end, to, null)
-                : new Sent(key, account, response.statusCode(), start, end, to, response.body());
+    /** MetaKit's next attempt after {@code attempt} failed, if it makes one: recorded, and retried in turn. */
+    private void retryLater(HttpRequest request, String key, long account, int attempt) {
+        if (attempt > retryDelaysMillis.length) {
+            return;
+        }
+        retriesPending.register();
+        retries.schedule(() -> {
+            long start = System.nanoTime();
+            http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).handle((r, error) -> {
+                Sent again = sent(key, account, request.uri(), start, r, attempt + 1);
+                sent.add(again);
+                if (!again.acked()) {
+                    retryLater(request, key, account, attempt + 1);
+                }
+                retriesPending.arriveAndDeregister();
+                return again;
+            });
+        }, retryDelaysMillis[attempt - 1], TimeUnit.MILLISECONDS);
     }
 
-    /** Stops the threads and waits for their requests in flight to be answered. */
+    /** What one copy got: its status and body, or -1 when the connection failed (response null). */
+    private static Sent sent(String key, long account, URI to, long start, HttpResponse<String> response,
+                             int attempt) {
+        long end = System.nanoTime();
+        return response == null ? new Sent(key, account, -1, start, end, to, null, attempt)
+                : new Sent(key, account, response.statusCode(), start, end, to, response.body(), attempt);
+    }
+
+    /**
+     * Stops the threads and waits for their requests in flight to be answered, and for MetaKit's retries of the
+     * deliveries not acked yet to be made (at most 7.5 s of waits and five 10 s requests).
+     */
     public List<Sent> stop() throws InterruptedException {
         running = false;
         for (Thread t : workers) {
             t.join(TimeUnit.SECONDS.toMillis(15));
         }
         workers.clear();
+        try {
+            retriesPending.awaitAdvanceInterruptibly(retriesPending.arrive(), 60, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("MetaKit's retries of the deliveries not acked still running after 60 s");
+        }
+        retries.shutdown();
         return results();
     }
 
@@ -169,6 +225,20 @@ public final class SignedLoad implements AutoCloseable {
 
     public static Set<String> ackedKeys(List<Sent> sent) {
         return sent.stream().filter(Sent::acked).map(Sent::key).collect(Collectors.toSet());
+    }
+
+    /** The deliveries (primary target) none of whose attempts was acked: what MetaKit would have given up on. */
+    public static Set<String> unacked(List<Sent> sent) {
+        Set<String> acked = ackedKeys(sent);
+        return sent.stream().map(Sent::key).filter(k -> !acked.contains(k)).collect(Collectors.toSet());
+    }
+
+    /**
+     * A 503: the answer a loaded machine's shedding gives (and MetaKit retries); {@code RunningInbox.shedCount} tells
+     * whether the inbox shed it or refused it for another reason.
+     */
+    public static boolean retryLater(Sent s) {
+        return s.status() == 503;
     }
 
     public static Map<Integer, Long> byStatus(List<Sent> sent) {

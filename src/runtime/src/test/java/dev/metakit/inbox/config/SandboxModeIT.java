@@ -1,6 +1,7 @@
 package dev.metakit.inbox.config;
 
 import dev.metakit.inbox.db.InboxMigrations;
+import dev.metakit.inbox.support.ChildBoot;
 import dev.metakit.inbox.support.ChildEnvironment;
 import dev.metakit.inbox.support.ChildJvm;
 import dev.metakit.inbox.support.FakeMetaKit;
@@ -217,13 +218,10 @@ class SandboxModeIT {
         run = pb.start();
         // the context has started (the management port answers from the start of the context's start on), so
         // whatever startup does to a database is done
-        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            if (!run.isAlive()) {
-                throw new IllegalStateException("./run.sh exited with " + run.exitValue() + ":\n"
-                        + Files.readString(log));
-            }
-            return healthStatus() > 0 && Files.readString(log).contains("(metakit-inbox) started in");
-        });
+        // bounded by the CPU the run spends (an embedded PostgreSQL and the jar), not the clock: a loaded machine
+        // stretches a boot's wall time many times
+        ChildBoot.awaitReady(run, "./run.sh", log.toString(), Duration.ofSeconds(120), Duration.ofMillis(200),
+                () -> healthStatus() > 0 && Files.readString(log).contains("(metakit-inbox) started in"));
         // run.sh's line saying which Java it runs: the one the process tests' children run on (-Dmetakit.it.java)
         assertThat(Files.readString(log)).contains("Java " + ChildJvm.javaVersion() + " (" + javaHome + ": JAVA_HOME)");
     }

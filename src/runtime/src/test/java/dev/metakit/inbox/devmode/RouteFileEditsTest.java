@@ -44,7 +44,7 @@ class RouteFileEditsTest {
         SavedRouteFiles files = new SavedRouteFiles(routes);
         RunningInbox inbox = files.start(fixture, Map.of());
         metakit.open(3, 10, "0.10", "0", "1.09000", fixture.t0());
-        inbox.postSigned(event("position.opened", 3, 10), "position.opened");
+        inbox.deliver(event("position.opened", 3, 10), "position.opened");
         awaitPublished(1);
 
         try (LogCapture errors = LogCapture.atOrAbove(Level.ERROR)) {
@@ -56,7 +56,7 @@ class RouteFileEditsTest {
         }
 
         metakit.open(3, 11, "0.10", "0", "1.09000", fixture.t0());
-        assertThat(inbox.postSigned(event("position.opened", 3, 11), "position.opened").body()).isEqualTo("stored");
+        assertThat(inbox.deliver(event("position.opened", 3, 11), "position.opened").body()).isEqualTo("stored");
         awaitPublished(2);
         try (Stream<Path> written = Files.list(feed)) {
             assertThat(written.map(p -> p.getFileName().toString())).containsExactly("3:2.json");
@@ -68,7 +68,7 @@ class RouteFileEditsTest {
         SavedRouteFiles files = new SavedRouteFiles(routes);
         RunningInbox inbox = files.start(fixture, Map.of());
         metakit.open(3, 10, "0.10", "0", "1.09000", fixture.t0());
-        inbox.postSigned(event("position.opened", 3, 10), "position.opened");
+        inbox.deliver(event("position.opened", 3, 10), "position.opened");
         awaitPublished(1);
 
         List<String> answers = files.answersWhileLessShed(() -> files.saveAndAwaitReload("changes.camel.yaml",
@@ -76,7 +76,7 @@ class RouteFileEditsTest {
         assertThat(answers).isNotEmpty().allMatch(a -> a.startsWith("200"));
 
         metakit.open(3, 11, "0.10", "0", "1.09000", fixture.t0());
-        assertThat(inbox.postSigned(event("position.opened", 3, 11), "position.opened").body()).isEqualTo("stored");
+        assertThat(inbox.deliver(event("position.opened", 3, 11), "position.opened").body()).isEqualTo("stored");
         awaitPublished(2);
     }
 

@@ -1,7 +1,6 @@
 package dev.metakit.inbox.devmode;
 
 import dev.metakit.inbox.support.InboxFixture;
-import dev.metakit.inbox.support.Metrics;
 import dev.metakit.inbox.support.RunningInbox;
 import org.apache.camel.spi.CamelEvent;
 import org.apache.camel.support.EventNotifierSupport;
@@ -31,10 +30,9 @@ final class SavedRouteFiles {
     private RunningInbox inbox;
     /**
      * How the inbox answers a delivery it shed (not stored in time: the machine did not keep up), the same answer as
-     * any refusal of the inbox's own: only its count (metakit_webhook_shed_total) tells it from another.
+     * any refusal of the inbox's own: only its count ({@link RunningInbox#shedCount}) tells it from another.
      */
     private static final String SHED = "503 Retry-After:1 inbox unavailable, retry later";
-    private static final String SHED_COUNT = "metakit_webhook_shed_total";
     /** when the last {@link #answersWhile}'s first and last answer other than 2xx came (System.nanoTime), if any */
     private volatile long firstRefusedAt;
     private volatile long lastRefusedAt;
@@ -144,17 +142,13 @@ final class SavedRouteFiles {
      * another refusal) every answer stays, for the test to see.
      */
     List<String> answersWhileLessShed(ThrowingRunnable during) throws Exception {
-        double shedBefore = shedCount();
+        double shedBefore = inbox.shedCount();
         List<String> answers = answersWhile(during);
         long shed = answers.stream().filter(SHED::equals).count();
-        if (shed == 0 || shed != shedCount() - shedBefore) {
+        if (shed == 0 || shed != inbox.shedCount() - shedBefore) {
             return answers;
         }
         return answers.stream().filter(a -> !a.equals(SHED)).toList();
-    }
-
-    private double shedCount() throws Exception {
-        return Metrics.find(inbox.metrics(), SHED_COUNT).orElse(0);
     }
 
     /**

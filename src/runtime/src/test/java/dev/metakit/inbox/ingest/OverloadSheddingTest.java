@@ -46,7 +46,8 @@ class OverloadSheddingTest {
     void aSaturatedStoreSheds503WithRetryAfterWithinTheBoundAndEveryAckHasItsRow() throws Exception {
         TestDatabase.truncateAll();
         try (RunningInbox inbox = RunningInbox.start()) {
-            assertThat(send(inbox).join().status()).as("a delivery before the saturation").isEqualTo(200);
+            assertThat(inbox.deliver(TestEvents.event("position.modified", 1, 99), "position.modified").statusCode())
+                    .as("a delivery before the saturation").isEqualTo(200);
             List<Answer> whileSaturated;
             try (Connection lock = TestDatabase.dataSource().getConnection()) {
                 lock.setAutoCommit(false);

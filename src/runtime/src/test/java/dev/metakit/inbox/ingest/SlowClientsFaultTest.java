@@ -29,8 +29,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * closed after 60 s): 500 connections (opened over the first second) that send their request head, or their body,
  * one byte per second, replaced as they are closed, while genuine deliveries keep coming. Every genuine delivery must
  * get its 2xx without waiting for the slow connections' deadline, and every slow connection must be closed by the
- * server at its read deadline: not before 10 s, and each of the first 500 within the run. How fast the acks are is
- * printed (the machine's load sets it: {@code bench/faults.sh} measures it), not asserted. The short run is part of
+ * server at its read deadline: not before 10 s, and each of the first 500 by the run's end. The run lasts its length,
+ * and past it until the first 500 are closed: a loaded machine's event loops fire the deadline late (seconds at a load
+ * of 25), which is the machine's speed, not the guard's. How fast the acks are and how late the deadline fired are
+ * printed ({@code bench/faults.sh} measures them), not asserted. The short run is part of
  * {@code mvn verify}; the long one (tag {@code fault-long}, {@code bench/faults.sh}) holds the load for 70 s and also
  * watches an idle connection get closed after its minute.
  */
@@ -42,6 +44,11 @@ class SlowClientsFaultTest {
     /** a genuine delivery answered later than this waited behind the slow connections until their deadline */
     private static final long ACK_LIMIT_MILLIS = READ_DEADLINE_MILLIS;
     private static final long RAMP_UP_NANOS = 1_000_000_000L;
+    /**
+     * how long past its length a run waits for the last of the first 500 to be closed: a deadline that has not fired
+     * three deadlines after it was due is not late, it is missing
+     */
+    private static final long LATE_CLOSE_GRACE_NANOS = 3 * READ_DEADLINE_MILLIS * 1_000_000L;
 
     @RegisterExtension
     static final SharedInbox shared = SharedInbox.ingestOnly();
@@ -62,14 +69,16 @@ class SlowClientsFaultTest {
         final SocketChannel channel;
         final byte[] request;
         final long openedAt = System.nanoTime();
+        final int index;
         final int burst;
         int sent;
         long closedAt;
 
-        Slow(int port, byte[] request, int burst) throws IOException {
+        Slow(int port, byte[] request, int index, int burst) throws IOException {
             this.channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
             this.channel.configureBlocking(false);
             this.request = request;
+            this.index = index;
             this.burst = burst;
         }
 
@@ -112,13 +121,13 @@ class SlowClientsFaultTest {
         if (i % 2 == 0) {
             // a request head that never ends, one byte per second
             String head = "POST /hooks/metakit HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + "a".repeat(4000);
-            return new Slow(inbox().httpPort(), head.getBytes(StandardCharsets.US_ASCII), 1);
+            return new Slow(inbox().httpPort(), head.getBytes(StandardCharsets.US_ASCII), i, 1);
         }
         // a whole head at once, then the body one byte per second
         String head = "POST /hooks/metakit HTTP/1.1\r\nHost: localhost\r\nX-MetaKit-Signature: t=1,v1="
                 + "0".repeat(64) + "\r\nContent-Length: 100000\r\n\r\n";
         byte[] request = (head + "{".repeat(100_000)).getBytes(StandardCharsets.US_ASCII);
-        return new Slow(inbox().httpPort(), request, head.length());
+        return new Slow(inbox().httpPort(), request, i, head.length());
     }
 
     private void load(Duration duration, boolean watchIdle) throws Exception {
@@ -130,7 +139,7 @@ class SlowClientsFaultTest {
         long loadStart = System.nanoTime();
         Set<Slow> open = new LinkedHashSet<>();
         List<Slow> closed = new ArrayList<>();
-        Slow idle = watchIdle ? new Slow(inbox().httpPort(), new byte[0], 0) : null;
+        Slow idle = watchIdle ? new Slow(inbox().httpPort(), new byte[0], -1, 0) : null;
 
         List<long[]> acks = new CopyOnWriteArrayList<>(); // {status, millis}
         AtomicBoolean running = new AtomicBoolean(true);
@@ -138,6 +147,8 @@ class SlowClientsFaultTest {
         genuine.start();
 
         long end = System.nanoTime() + duration.toNanos();
+        long lastChance = end + LATE_CLOSE_GRACE_NANOS;
+        int firstClosed = 0;
         long nextByte = System.nanoTime();
         ByteBuffer scratch = ByteBuffer.allocate(4096);
         long start = System.nanoTime();
@@ -147,7 +158,8 @@ class SlowClientsFaultTest {
                 idle.channel.register(selector, SelectionKey.OP_READ, idle);
             }
             // a closed connection shows up as readable (end of stream): only those are looked at between the ticks
-            for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
+            for (long now = System.nanoTime(); now < end || firstClosed < SLOW_CONNECTIONS && now < lastChance;
+                 now = System.nanoTime()) {
                 // the 500 are opened over the first second (as an attacker's script would), then kept at 500
                 int due = (int) Math.min(SLOW_CONNECTIONS, (now - start) * SLOW_CONNECTIONS / RAMP_UP_NANOS + 1);
                 while (opened < due) {
@@ -161,7 +173,8 @@ class SlowClientsFaultTest {
                         s.sendNext();
                     }
                 }
-                long wait = opened < SLOW_CONNECTIONS ? 10 : (Math.min(nextByte, end) - System.nanoTime()) / 1_000_000;
+                long until = System.nanoTime() < end ? Math.min(nextByte, end) : nextByte;
+                long wait = opened < SLOW_CONNECTIONS ? 10 : (until - System.nanoTime()) / 1_000_000;
                 selector.select(Math.max(1, wait));
                 for (SelectionKey key : selector.selectedKeys()) {
                     Slow s = (Slow) key.attachment();
@@ -171,6 +184,9 @@ class SlowClientsFaultTest {
                         if (s != idle) {
                             open.remove(s);
                             closed.add(s);
+                            if (s.index < SLOW_CONNECTIONS) {
+                                firstClosed++;
+                            }
                             Slow replacement = slowConnection(opened++); // the load stays at 500
                             replacement.channel.register(selector, SelectionKey.OP_READ, replacement);
                             open.add(replacement);
@@ -192,8 +208,9 @@ class SlowClientsFaultTest {
         long[] ackMillis = acks.stream().mapToLong(a -> a[1]).sorted().toArray();
         long maxAck = ackMillis.length == 0 ? -1 : ackMillis[ackMillis.length - 1];
         long medianAck = ackMillis.length == 0 ? -1 : ackMillis[ackMillis.length / 2];
-        System.out.printf("FAULT slow-clients %d s: %d slow connections opened, %d closed by the server"
-                        + " (life %d..%d ms), %d genuine deliveries, ack median %d ms, slowest %d ms%s%n", duration.toSeconds(), opened,
+        System.out.printf("FAULT slow-clients %d s (ran %d ms): %d slow connections opened, %d closed by the server"
+                        + " (life %d..%d ms), %d genuine deliveries, ack median %d ms, slowest %d ms%s%n",
+                duration.toSeconds(), (System.nanoTime() - start) / 1_000_000, opened,
                 closed.size(), closed.stream().mapToLong(Slow::lifeMillis).min().orElse(-1), maxLife, acks.size(),
                 medianAck, maxAck,
                 idle == null ? "" : ", idle connection closed after "
@@ -210,7 +227,8 @@ class SlowClientsFaultTest {
                     assertThat(a[1]).isLessThan(ACK_LIMIT_MILLIS);
                 });
         // the first 500, opened in the run's first second, all closed by the server while the run went on
-        assertThat(closed).as("slow connections closed by the server").hasSizeGreaterThanOrEqualTo(SLOW_CONNECTIONS);
+        assertThat(closed.stream().filter(s -> s.index < SLOW_CONNECTIONS))
+                .as("the first %d slow connections closed by the server", SLOW_CONNECTIONS).hasSize(SLOW_CONNECTIONS);
         assertThat(closed).as("each closed at its read deadline, not before %d ms", EARLIEST_CLOSE_MILLIS)
                 .allSatisfy(s -> assertThat(s.lifeMillis()).isGreaterThanOrEqualTo(EARLIEST_CLOSE_MILLIS));
         assertThat(metrics).containsPattern(

@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import static org.awaitility.Awaitility.await;
 
 /**
  * The shaded jar as its own process ({@code java -jar target/metakit-inbox.jar}), configured only through the
@@ -24,6 +23,8 @@ import static org.awaitility.Awaitility.await;
  * killed one did. Nothing of the test JVM's own bundle settings reaches it ({@link ChildEnvironment}). Its output goes to a log file under the build directory.
  */
 public final class InboxProcess implements AutoCloseable {
+    /** eight boots' worth of CPU: a consumer that spent it without answering ready is stuck */
+    private static final Duration BOOT_CPU_LIMIT = Duration.ofSeconds(60);
     private final int httpPort = RunningInbox.freePort();
     private final int managementPort = RunningInbox.freePort();
     private final Map<String, String> env = new LinkedHashMap<>();
@@ -82,14 +83,10 @@ public final class InboxProcess implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        // a boot on a loaded machine (two JVMs starting at once on two shared cores) has taken over 60 s
-        String consumer = "the consumer (Java " + ChildJvm.javaVersion() + ")";
-        await(consumer + " answering health 200").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException(consumer + " exited with " + process.exitValue() + "; see " + log);
-            }
-            return healthStatus() == 200;
-        });
+        // a boot of the jar costs about 7 s of CPU (ChildJvm.OPTIONS); on a loaded machine it has taken over two
+        // minutes of wall time
+        ChildBoot.awaitReady(process, "the consumer (Java " + ChildJvm.javaVersion() + ")", log.toString(),
+                BOOT_CPU_LIMIT, Duration.ofMillis(100), () -> healthStatus() == 200);
         return this;
     }
 

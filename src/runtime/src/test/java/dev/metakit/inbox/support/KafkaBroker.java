@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import static org.awaitility.Awaitility.await;
 
 /**
  * A real Kafka broker (KRaft, broker and controller in one node) in a JVM of its own, started from Kafka's Maven
@@ -69,11 +68,8 @@ public final class KafkaBroker implements AutoCloseable {
     /** Starts the broker and waits until it answers for its cluster. */
     public KafkaBroker start() {
         process = launch(List.of("kafka.Kafka", config.toString()));
-        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the Kafka broker (Java " + ChildJvm.javaVersion() + ") exited with "
-                        + process.exitValue() + "; see " + log);
-            }
+        ChildBoot.awaitReady(process, "the Kafka broker (Java " + ChildJvm.javaVersion() + ")", log.toString(),
+                Duration.ofSeconds(120), Duration.ofMillis(250), () -> {
             try (Admin admin = admin()) {
                 return admin.describeCluster().nodes().get(2, TimeUnit.SECONDS).size() == 1;
             } catch (Exception e) {

@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 
-import static org.awaitility.Awaitility.await;
 
 /**
  * A Kafka Connect worker (standalone mode, {@code ConnectStandalone}) with Debezium's PostgreSQL connector, in a JVM
@@ -57,11 +56,8 @@ public final class KafkaConnect implements AutoCloseable {
         process = ChildJvm.start(dir, log, MavenClasspath.of("kafka-connect"), List.of(
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
                 "org.apache.kafka.connect.cli.ConnectStandalone", workerConfig.toString(), connectorConfig.toString()));
-        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("Kafka Connect (Java " + ChildJvm.javaVersion() + ") exited with "
-                        + process.exitValue() + "; see " + log);
-            }
+        ChildBoot.awaitReady(process, "Kafka Connect (Java " + ChildJvm.javaVersion() + ")", log.toString(),
+                Duration.ofSeconds(180), Duration.ofMillis(500), () -> {
             String status = status();
             if (status.contains("\"FAILED\"")) {
                 throw new IllegalStateException("the connector failed: " + status + "; see " + log);

@@ -90,7 +90,7 @@ class IngestLogContextTest {
         try (LogCapture log = LogCapture.keeping(Level.INFO, line -> line.contains("an integrator's line"));
              RunningInbox inbox = RunningInbox.start(RunningInbox.basedir(), TRACED, Map.of(
                      "camel.main.routes-include-pattern", RunningInbox.onlyRoutes("beans") + ",file:" + route))) {
-            assertThat(inbox.postSigned(body, "position.opened").body()).isEqualTo("stored");
+            assertThat(inbox.deliver(body, "position.opened").body()).isEqualTo("stored");
             lines = log.linesWithContext();
         }
 
