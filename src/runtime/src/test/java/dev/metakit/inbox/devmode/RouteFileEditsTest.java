@@ -151,9 +151,13 @@ class RouteFileEditsTest {
             assertThat(log.lines()).noneMatch(l -> l.startsWith("ERROR"))
                     .noneMatch(l -> l.contains("Reload") || l.contains("RouteFiles"));
         }
-        // the load's deliveries (account 1, webhook.test events): stored before the filter ran, ignored after
+        // the load's deliveries (account 1, webhook.test events): stored before the filter ran, ignored after. A
+        // delivery whose commit came after its deadline was answered 503 and keeps its row (docs/architecture.md: a
+        // loaded machine's; MetaKit's retry is answered duplicate), so the rows lie between the two counts
         long acked = answers.stream().filter(a -> a.equals("200 stored")).count();
-        assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where account_id = 1")).isEqualTo(acked);
+        long refused = answers.stream().filter(a -> a.startsWith("503")).count();
+        assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where account_id = 1"))
+                .isBetween(acked, acked + refused);
         System.out.printf("saving ingest.camel.yaml: %d answers, %d of them 503 with Retry-After, over %d ms%n",
                 answers.size(), answers.stream().filter(a -> a.startsWith("503")).count(), files.refusedForMillis());
 

@@ -71,6 +71,11 @@ class TwoInstancesRotationTest {
             assertThat(rig.postSignedWith(instanceB, RunningInbox.SECRET)).isEqualTo(200);
 
             await().atMost(Duration.ofSeconds(30)).until(rig.sandbox::trafficDone);
+            // trades after MetaKit's window, however late in the traffic the rotation came on a loaded machine: their
+            // deliveries are signed with the new secret alone
+            Instant windowEnd = metakitRotation.get().previousSignedUntil();
+            await().atMost(WINDOW.plusSeconds(5)).until(() -> Instant.now().isAfter(windowEnd));
+            rig.sandbox.runOperations(3);
             assertThat(rig.sandbox.quiesce(Duration.ofSeconds(30))).isTrue();
             DeliveryLog log = rig.sandbox.deliveries();
             assertThat(log.deliveries()).as("signed with both secrets during the window").anyMatch(d -> d.v1s().size() == 2);
