@@ -74,10 +74,8 @@ class SlowApiFaultTest {
                 slow.size(), SignedLoad.percentileMicros(slow, 50) / 1000.0, slowP99 / 1000.0,
                 (double) slowP99 / Math.max(1, fastP99), maxInFlight);
 
-        assertThat(SignedLoad.unacked(sent)).as("every delivery acked").isEmpty();
-        assertThat(sent).filteredOn(s -> !s.acked()).allSatisfy(s -> assertThat(s.status()).isEqualTo(503));
-        assertThat(inbox.shedCount() - shedBefore).as("attempts refused: only those a loaded machine shed")
-                .isEqualTo(sent.stream().filter(s -> !s.acked()).count());
+        // every delivery acked, slow API or not: within MetaKit's retries, refused only when shed
+        SignedLoad.assertAckedWithinMetaKitsRetries(sent, inbox.shedCount() - shedBefore);
         assertThat(maxInFlight).as("the slow API was really being called").isGreaterThan(0);
         // an ack that waited for an API call would take at least the call's 4 s: none does (the p99s above are for
         // reading; their ratio depends on the machine's load, so it is not asserted)

@@ -21,6 +21,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * Client threads that send unique, correctly signed deliveries until stopped, each thread paced to a fixed rate, and
  * record every answer (or transport error) with its delivery key and timing: what the fault tests check the inbox
@@ -34,7 +36,7 @@ public final class SignedLoad implements AutoCloseable {
      * answer's body (null without an answer).
      */
     public record Sent(String key, long account, int status, long startNanos, long endNanos, URI target,
-                       String answer, int attempt) {
+                       String answer) {
         public boolean acked() {
             return status >= 200 && status < 300;
         }
@@ -124,7 +126,7 @@ public final class SignedLoad implements AutoCloseable {
                 for (URI copy : duplicateTargets) {
                     long start = System.nanoTime();
                     copies.add(http.sendAsync(request(copy, t, v1, body), HttpResponse.BodyHandlers.ofString())
-                            .handle((r, error) -> sent(key, account, copy, start, r, 1)));
+                            .handle((r, error) -> sent(key, account, copy, start, r)));
                 }
             }
             long start = System.nanoTime();
@@ -137,7 +139,7 @@ public final class SignedLoad implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
-            Sent primary = sent(key, account, target, start, response, 1);
+            Sent primary = sent(key, account, target, start, response);
             sent.add(primary);
             if (!primary.acked()) {
                 retryLater(request(target, t, v1, body), key, account, 1);
@@ -177,7 +179,7 @@ public final class SignedLoad implements AutoCloseable {
         retries.schedule(() -> {
             long start = System.nanoTime();
             http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).handle((r, error) -> {
-                Sent again = sent(key, account, request.uri(), start, r, attempt + 1);
+                Sent again = sent(key, account, request.uri(), start, r);
                 sent.add(again);
                 if (!again.acked()) {
                     retryLater(request, key, account, attempt + 1);
@@ -189,11 +191,10 @@ public final class SignedLoad implements AutoCloseable {
     }
 
     /** What one copy got: its status and body, or -1 when the connection failed (response null). */
-    private static Sent sent(String key, long account, URI to, long start, HttpResponse<String> response,
-                             int attempt) {
+    private static Sent sent(String key, long account, URI to, long start, HttpResponse<String> response) {
         long end = System.nanoTime();
-        return response == null ? new Sent(key, account, -1, start, end, to, null, attempt)
-                : new Sent(key, account, response.statusCode(), start, end, to, response.body(), attempt);
+        return response == null ? new Sent(key, account, -1, start, end, to, null)
+                : new Sent(key, account, response.statusCode(), start, end, to, response.body());
     }
 
     /**
@@ -227,10 +228,21 @@ public final class SignedLoad implements AutoCloseable {
         return sent.stream().filter(Sent::acked).map(Sent::key).collect(Collectors.toSet());
     }
 
-    /** The deliveries (primary target) none of whose attempts was acked: what MetaKit would have given up on. */
+    /** The deliveries none of whose attempts was acked: what MetaKit would have given up on. */
     public static Set<String> unacked(List<Sent> sent) {
         Set<String> acked = ackedKeys(sent);
         return sent.stream().map(Sent::key).filter(k -> !acked.contains(k)).collect(Collectors.toSet());
+    }
+
+    /**
+     * Every delivery acked within MetaKit's retries, and every attempt refused a 503 that the inbox counted as shed
+     * ({@code shed}: its shed count's growth over the load): a loaded machine's refusals, and no other.
+     */
+    public static void assertAckedWithinMetaKitsRetries(List<Sent> sent, double shed) {
+        assertThat(unacked(sent)).as("deliveries no attempt of which was acked").isEmpty();
+        assertThat(sent).filteredOn(s -> !s.acked()).allSatisfy(s -> assertThat(s.status()).isEqualTo(503));
+        assertThat(shed).as("attempts refused: only those a loaded machine shed")
+                .isEqualTo(sent.stream().filter(s -> !s.acked()).count());
     }
 
     /**

@@ -220,7 +220,7 @@ class SandboxModeIT {
         // whatever startup does to a database is done
         // bounded by the CPU the run spends (an embedded PostgreSQL and the jar), not the clock: a loaded machine
         // stretches a boot's wall time many times
-        ChildBoot.awaitReady(run, "./run.sh", log.toString(), Duration.ofSeconds(120), Duration.ofMillis(200),
+        ChildBoot.awaitReady(run, "./run.sh", log, Duration.ofSeconds(120), Duration.ofMillis(200),
                 () -> healthStatus() > 0 && Files.readString(log).contains("(metakit-inbox) started in"));
         // run.sh's line saying which Java it runs: the one the process tests' children run on (-Dmetakit.it.java)
         assertThat(Files.readString(log)).contains("Java " + ChildJvm.javaVersion() + " (" + javaHome + ": JAVA_HOME)");

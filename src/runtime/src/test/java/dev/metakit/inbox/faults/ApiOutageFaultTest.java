@@ -124,10 +124,8 @@ class ApiOutageFaultTest {
                 TestDatabase.scalar("select max(attempts) from webhook_inbox"), callsForBacklog,
                 callsForBacklog / (double) backlogAtEnd, liveAfterReturn.size(), callsAfterBacklog);
 
-        assertThat(SignedLoad.unacked(sent)).as("every delivery acked, outage or not").isEmpty();
-        assertThat(sent).filteredOn(s -> !s.acked()).allSatisfy(s -> assertThat(s.status()).isEqualTo(503));
-        assertThat(inbox.shedCount() - shedBefore).as("attempts refused: only those a loaded machine shed")
-                .isEqualTo(sent.stream().filter(s -> !s.acked()).count());
+        // every delivery acked, outage or not: within MetaKit's retries, refused only when shed
+        SignedLoad.assertAckedWithinMetaKitsRetries(sent, inbox.shedCount() - shedBefore);
         assertThat(healthDuring).as("readiness does not depend on the API being up").isEqualTo(200);
         assertThat(backlogAtEnd).as("the inbox accumulated what came during the outage")
                 .isGreaterThanOrEqualTo(during.size() * 9L / 10);

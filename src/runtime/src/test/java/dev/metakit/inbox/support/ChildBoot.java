@@ -1,5 +1,6 @@
 package dev.metakit.inbox.support;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 
@@ -23,7 +24,7 @@ public final class ChildBoot {
      * Polls {@code ready} every {@code poll} until it answers true; throws when {@code process} exits first, names the
      * log to read, or when the process tree spent more than {@code cpuLimit} of CPU.
      */
-    public static void awaitReady(Process process, String what, String log, Duration cpuLimit, Duration poll,
+    public static void awaitReady(Process process, String what, Path log, Duration cpuLimit, Duration poll,
                                   Callable<Boolean> ready) {
         ProcessHandle handle = process.toHandle();
         await(what + " ready").atMost(HANG).pollInterval(poll).until(() -> {

@@ -85,7 +85,7 @@ public final class InboxProcess implements AutoCloseable {
         }
         // a boot of the jar costs about 7 s of CPU (ChildJvm.OPTIONS); on a loaded machine it has taken over two
         // minutes of wall time
-        ChildBoot.awaitReady(process, "the consumer (Java " + ChildJvm.javaVersion() + ")", log.toString(),
+        ChildBoot.awaitReady(process, "the consumer (Java " + ChildJvm.javaVersion() + ")", log,
                 BOOT_CPU_LIMIT, Duration.ofMillis(100), () -> healthStatus() == 200);
         return this;
     }

@@ -68,7 +68,7 @@ public final class KafkaBroker implements AutoCloseable {
     /** Starts the broker and waits until it answers for its cluster. */
     public KafkaBroker start() {
         process = launch(List.of("kafka.Kafka", config.toString()));
-        ChildBoot.awaitReady(process, "the Kafka broker (Java " + ChildJvm.javaVersion() + ")", log.toString(),
+        ChildBoot.awaitReady(process, "the Kafka broker (Java " + ChildJvm.javaVersion() + ")", log,
                 Duration.ofSeconds(120), Duration.ofMillis(250), () -> {
             try (Admin admin = admin()) {
                 return admin.describeCluster().nodes().get(2, TimeUnit.SECONDS).size() == 1;

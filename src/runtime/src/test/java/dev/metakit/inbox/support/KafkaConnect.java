@@ -56,7 +56,7 @@ public final class KafkaConnect implements AutoCloseable {
         process = ChildJvm.start(dir, log, MavenClasspath.of("kafka-connect"), List.of(
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
                 "org.apache.kafka.connect.cli.ConnectStandalone", workerConfig.toString(), connectorConfig.toString()));
-        ChildBoot.awaitReady(process, "Kafka Connect (Java " + ChildJvm.javaVersion() + ")", log.toString(),
+        ChildBoot.awaitReady(process, "Kafka Connect (Java " + ChildJvm.javaVersion() + ")", log,
                 Duration.ofSeconds(180), Duration.ofMillis(500), () -> {
             String status = status();
             if (status.contains("\"FAILED\"")) {
