@@ -6,9 +6,11 @@ import dev.metakit.inbox.ingest.StoreGate;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Route;
 import org.apache.camel.ServiceStatus;
+import org.apache.camel.StatefulService;
 import org.apache.camel.component.platform.http.PlatformHttpEndpoint;
 import org.apache.camel.health.HealthCheckResultBuilder;
 import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.spi.ShutdownStrategy;
 import org.apache.camel.support.EventNotifierSupport;
 import org.apache.camel.support.service.ServiceHelper;
 import org.slf4j.Logger;
@@ -42,10 +44,13 @@ import java.util.stream.Collectors;
  * holds either way: nothing is answered 2xx without its committed row.</li>
  * </ul>
  * A route stopped or removed later (JMX, the route controller, a reload that did not bring it back) does the same once
- * it has been missing or stopped for {@link #RUNTIME_GRACE_MILLIS}: a route file's reload removes and adds its routes
- * within a second, and while it does the routes left in place go on storing (the inbox table holds what arrives for
- * the worker and the feed to take up when their routes are back), so a save is no outage and no news. The bundle says
- * when it is complete again. The check reads route state on Camel's route events (and again while a route is away,
+ * the routes have been settled with it away for {@link #RUNTIME_GRACE_MILLIS}: a route file's reload stops, removes,
+ * adds and starts its routes one after the other, and while it does the routes left in place go on storing (the inbox
+ * table holds what arrives for the worker and the feed to take up when their routes are back), so a save is no outage
+ * and no news, however long the reload takes. Settled means no route event for the grace and no route of the context
+ * starting or stopping: a reload's stop waits for the exchanges in flight on each route it replaces (a slow outlet's
+ * call, up to the shutdown timeout), and on a loaded machine its steps come seconds apart. The bundle says when it is
+ * complete again. The check reads route state on Camel's route events (and again while a route is away,
  * since a route's started event can come before its status says so), off the ack path: the store step reads one
  * field.
  */
@@ -56,8 +61,9 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     static final String MISSING = "missing";
     static final String STOPPED = "stopped";
     /**
-     * How long a route may be missing or stopped at runtime before readiness, the store step and the ERROR line say so:
-     * a route file's reload removes and adds its routes within a second, which is no news.
+     * How long the routes must have been settled (no route event, none starting or stopping) with an essential one
+     * missing or stopped at runtime before readiness, the store step and the ERROR line say so: the steps of a route
+     * file's reload come well within it, and a reload is no news.
      */
     public static final long RUNTIME_GRACE_MILLIS = 2000;
     /** while a route is away, how often its state is read again */
@@ -77,6 +83,8 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     private Set<String> reportedRoutes = Set.of();
     /** System.nanoTime() when a route went away at runtime, while one is away */
     private Long awaySince;
+    /** System.nanoTime() of the context's last route event: a reload's steps are such events */
+    private long lastRouteEvent = System.nanoTime();
     private boolean recheckScheduled;
     private ScheduledExecutorService later;
 
@@ -139,8 +147,9 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     }
 
     /**
-     * Reads the routes' state now. At runtime a route away counts once it has been away for the grace (a reload's
-     * gap): until then readiness and the store step go on as before, and the state is read again meanwhile.
+     * Reads the routes' state now. At runtime a route away counts once the routes have been settled with it away for
+     * the grace (a reload under way is not settled): until then readiness and the store step go on as before, and the
+     * state is read again meanwhile.
      */
     private synchronized String evaluate() {
         if (contextStopping) {
@@ -164,12 +173,35 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
         if (awaySince == null) {
             awaySince = t;
         }
-        if (refusal != null || t - awaySince >= TimeUnit.MILLISECONDS.toNanos(RUNTIME_GRACE_MILLIS)) {
+        long grace = TimeUnit.MILLISECONDS.toNanos(RUNTIME_GRACE_MILLIS);
+        long settledFor = Math.min(t - awaySince, t - lastRouteEvent);
+        if (refusal != null || settledFor >= grace && (!stopping(context) || t - awaySince >= grace + stopBound(context))) {
             refusal = now;
             report();
         }
         recheck();
         return refusal;
+    }
+
+    /**
+     * Whether a route of the context is being stopped: Camel's stop of a route suspends its consumer, then waits for
+     * the route's exchanges in flight with the route still started (up to the shutdown timeout, {@link #stopBound}).
+     */
+    private static boolean stopping(CamelContext context) {
+        for (Route route : context.getRoutes()) {
+            ServiceStatus status = context.getRouteController().getRouteStatus(route.getRouteId());
+            if (status != null && (status.isStopping() || status.isStarting() || status.isStarted()
+                    && route.getConsumer() instanceof StatefulService consumer && !consumer.getStatus().isStarted())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The longest a route's stop waits for its exchanges in flight: past it, a stop under way is no reason to wait. */
+    private static long stopBound(CamelContext context) {
+        ShutdownStrategy shutdown = context.getShutdownStrategy();
+        return shutdown.getTimeUnit().toNanos(shutdown.getTimeout());
     }
 
     private static String describe(Map<String, List<String>> gaps) {
@@ -281,11 +313,17 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
             switch (event.getType()) {
                 case CamelContextStarted -> started();
                 case CamelContextStopping -> stopping();
-                case RouteAdded, RouteRemoved, RouteStarted, RouteStopped, RouteReloaded -> evaluate();
+                case RouteAdded, RouteRemoved, RouteStarting, RouteStarted, RouteStopping, RouteStopped,
+                     RouteReloaded -> routeEvent();
                 default -> {
                 }
             }
         }
+    }
+
+    private synchronized void routeEvent() {
+        lastRouteEvent = System.nanoTime();
+        evaluate();
     }
 
     private synchronized void stopping() {
