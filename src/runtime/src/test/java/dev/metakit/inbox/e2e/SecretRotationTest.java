@@ -1,6 +1,7 @@
 package dev.metakit.inbox.e2e;
 
 import dev.metakit.inbox.sandbox.Delivery;
+import dev.metakit.inbox.sandbox.DeliveryAttempt;
 import dev.metakit.inbox.sandbox.DeliveryLog;
 import dev.metakit.inbox.sandbox.DeliverySchedule;
 import dev.metakit.inbox.sandbox.SandboxFaults;
@@ -38,7 +39,9 @@ class SecretRotationTest {
             assertThat(log.deliveries().stream().filter(d -> d.v1s().size() == 1).skip(40)).isNotEmpty();
             assertThat(log.stats().givenUp()).isZero();
             assertThat(log.deliveries()).allMatch(Delivery::acknowledged);
-            assertThat(log.attempts()).allMatch(a -> a.succeeded());
+            // neither secret refused: every answer a 2xx (an attempt a loaded machine did not answer within the
+            // request timeout is sent again, as MetaKit does, and its delivery is acknowledged: above)
+            assertThat(log.attempts().stream().filter(a -> !a.timedOut())).allMatch(DeliveryAttempt::succeeded);
             run.assertInboxMatchesDeliveries();
         }
     }

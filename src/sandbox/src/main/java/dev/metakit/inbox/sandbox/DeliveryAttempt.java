@@ -1,5 +1,6 @@
 package dev.metakit.inbox.sandbox;
 
+import java.net.http.HttpTimeoutException;
 import java.time.Instant;
 
 /**
@@ -16,5 +17,10 @@ public record DeliveryAttempt(String key, int copy, int attempt, Instant started
 
     public boolean succeeded() {
         return status >= 200 && status < 300;
+    }
+
+    /** No answer within the request timeout (MetaKit's 5 s wait): MetaKit counts the attempt failed and sends again. */
+    public boolean timedOut() {
+        return status == 0 && error != null && error.startsWith(HttpTimeoutException.class.getSimpleName());
     }
 }
