@@ -1,6 +1,7 @@
 package dev.metakit.inbox.ingest;
 
 import dev.metakit.inbox.support.LogCapture;
+import dev.metakit.inbox.support.Metrics;
 import dev.metakit.inbox.support.RawHttp;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SharedInbox;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalInt;
 
 import static dev.metakit.inbox.support.TestSignatures.now;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -179,19 +181,39 @@ class HostileRequestsTest {
 
     @Test
     void halfSentLargeBodiesShareTheMemoryBudgetWhileSmallDeliveriesStillGetIn() throws Exception {
-        // 84 bodies of 1 MiB against 64 MiB: about 20 are cut. Fewer when a round takes longer than the 10 s read
-        // deadline on a loaded machine (its first connections are cut as slow, which frees budget); many more if the
-        // budget did not come back. Twice: the second round must find the whole budget free again.
-        for (int round = 1; round <= 2; round++) {
-            int cut = halfSendLargeBodies();
-            assertThat(cut).as("round %d: half-sent 1 MiB bodies closed", round).isBetween(10, 30);
+        // 84 bodies of 1 MiB against 64 MiB: about 20 are cut; many more if the budget did not come back. Two rounds
+        // that show it: the second must find the whole budget free again. A round whose bodies the server had not read
+        // past its budget before the first connection's 10 s read deadline (a loaded machine reads the sockets late,
+        // and the deadline's cuts free budget too) shows nothing about the budget and is run again, 5 rounds at most:
+        // a budget that never cuts, or cuts fewer than 10, fails them all
+        double memoryCutsBefore = memoryCuts();
+        List<String> rounds = new ArrayList<>();
+        int shown = 0;
+        int shownCuts = 0;
+        while (shown < 2 && rounds.size() < 5) {
+            OptionalInt cut = halfSendLargeBodies();
+            rounds.add(cut.isPresent() ? cut.getAsInt() + " cut" : "not read past the budget within the read deadline");
+            if (cut.isPresent()) {
+                assertThat(cut.getAsInt()).as("round %d: half-sent 1 MiB bodies closed", rounds.size()).isBetween(10, 30);
+                shown++;
+                shownCuts += cut.getAsInt();
+            }
         }
-        assertThat(inbox().metrics()).containsPattern(
-                "metakit_http_connections_cut_total\\{[^}]*reason=\"body_memory\"[^}]*} [1-6]\\d");
+        System.out.println("half-sent large bodies, rounds: " + rounds);
+        assertThat(shown).as("rounds that showed the budget: %s", rounds).isEqualTo(2);
+        assertThat(memoryCuts() - memoryCutsBefore).as("connections cut for the memory budget")
+                .isGreaterThanOrEqualTo(shownCuts);
     }
 
-    /** Opens 84 connections that each send all but the last byte of a 1 MiB body; returns how many were cut. */
-    private static int halfSendLargeBodies() throws Exception {
+    private static double memoryCuts() throws Exception {
+        return Metrics.find(inbox().metrics(), "metakit_http_connections_cut_total{reason=\"body_memory\"}").orElse(0);
+    }
+
+    /**
+     * Opens 84 connections that each send all but the last byte of a 1 MiB body; returns how many were cut, or none
+     * when the server had not read past its budget (10 cut) before the first connection's read deadline.
+     */
+    private static OptionalInt halfSendLargeBodies() throws Exception {
         int budgetMiB = 64; // METAKIT_HTTP_MAX_PENDING_BODY_BYTES, default
         byte[] almostAll = new byte[1024 * 1024 - 1];
         Arrays.fill(almostAll, (byte) '{');
@@ -210,12 +232,16 @@ class HostileRequestsTest {
             }
             // the bodies sit in the sockets' buffers until the server reads them, which a loaded machine does late:
             // the count waits for the server to have read past its budget (at least 10 cut), not a fixed time
-            await().atMost(Duration.ofNanos(Math.max(1_000_000, slowCutsFrom - System.nanoTime())))
-                    .pollInterval(Duration.ofMillis(100)).until(() -> closedAmong(halfSent) >= 10);
+            await().atMost(Duration.ofNanos(Math.max(1_000_000, slowCutsFrom - System.nanoTime())).plusSeconds(1))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> closedAmong(halfSent) >= 10 || System.nanoTime() - slowCutsFrom >= 0);
             int cut = closedAmong(halfSent);
+            if (cut < 10) {
+                return OptionalInt.empty();
+            }
             assertThat(inbox().deliver(body(8 + cut), "position.opened").statusCode())
                     .as("a small delivery while the budget is full").isEqualTo(200);
-            return cut;
+            return OptionalInt.of(cut);
         } finally {
             for (RawHttp c : halfSent) {
                 c.close();
