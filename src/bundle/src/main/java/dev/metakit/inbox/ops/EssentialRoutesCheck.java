@@ -5,11 +5,15 @@ import dev.metakit.inbox.config.Required;
 import dev.metakit.inbox.ingest.StoreGate;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Route;
+import org.apache.camel.RuntimeCamelException;
 import org.apache.camel.ServiceStatus;
+import org.apache.camel.StartupListener;
 import org.apache.camel.StatefulService;
 import org.apache.camel.component.platform.http.PlatformHttpEndpoint;
 import org.apache.camel.health.HealthCheckResultBuilder;
 import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.spi.ResourceReload;
+import org.apache.camel.spi.ResourceReloadStrategy;
 import org.apache.camel.spi.ShutdownStrategy;
 import org.apache.camel.support.EventNotifierSupport;
 import org.apache.camel.support.service.ServiceHelper;
@@ -47,10 +51,10 @@ import java.util.stream.Collectors;
  * the routes have been settled with it away for {@link #RUNTIME_GRACE_MILLIS}: a route file's reload stops, removes,
  * adds and starts its routes one after the other, and while it does the routes left in place go on storing (the inbox
  * table holds what arrives for the worker and the feed to take up when their routes are back), so a save is no outage
- * and no news, however long the reload takes. Settled means no route event for the grace and no route of the context
- * starting or stopping: a reload's stop waits for the exchanges in flight on each route it replaces (a slow outlet's
- * call, up to the shutdown timeout), and on a loaded machine its steps come seconds apart. The bundle says when it is
- * complete again. The check reads route state on Camel's route events (and again while a route is away,
+ * and no news, however long the reload takes. Settled means no route event for the grace, no reload under way (Camel's
+ * route reload, watched) and no route of the context being stopped: a reload's stop waits for the exchanges in flight
+ * on each route it replaces (a slow outlet's call, up to the shutdown timeout), and on a loaded machine its steps come
+ * seconds apart. The bundle says when it is complete again. The check reads route state on Camel's route events (and again while a route is away,
  * since a route's started event can come before its status says so), off the ack path: the store step reads one
  * field.
  */
@@ -83,8 +87,10 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     private Set<String> reportedRoutes = Set.of();
     /** System.nanoTime() when a route went away at runtime, while one is away */
     private Long awaySince;
-    /** System.nanoTime() of the context's last route event: a reload's steps are such events */
+    /** System.nanoTime() of the context's last route event or reload's end */
     private long lastRouteEvent = System.nanoTime();
+    /** route reloads under way (Camel's route reload, watched from the context's start) */
+    private int reloading;
     private boolean recheckScheduled;
     private ScheduledExecutorService later;
 
@@ -103,8 +109,60 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
         if (context.isStarted()) {
             // a bean added to a running context: there is no start event to wait for
             ServiceHelper.startService(notifier);
+            watchReloads(context);
             started();
+            return;
         }
+        try {
+            context.addStartupListener(new StartupListener() {
+                @Override
+                public void onCamelContextStarted(CamelContext started, boolean alreadyStarted) {
+                    // the reload watcher is not started yet: it is once every service is
+                }
+
+                @Override
+                public void onCamelContextFullyStarted(CamelContext started, boolean alreadyStarted) {
+                    watchReloads(started);
+                }
+            });
+        } catch (Exception e) {
+            throw RuntimeCamelException.wrapRuntimeException(e);
+        }
+    }
+
+    /**
+     * With Camel's route reload on (a dev run), each reload is under way from the save's change to its last route
+     * started, and the routes it replaces are away meanwhile: no news, however long its steps take on a loaded machine
+     * (it stops, removes, adds and starts them one after the other, with no route event while it builds the new ones).
+     * The reload itself is Camel's, called as before.
+     */
+    private void watchReloads(CamelContext context) {
+        if (notifier == null) {
+            return; // closed: camel-main's throwaway copy
+        }
+        for (ResourceReloadStrategy strategy : context.hasServices(ResourceReloadStrategy.class)) {
+            ResourceReload camels = strategy.getResourceReload();
+            if (camels != null) {
+                strategy.setResourceReload((name, resource) -> {
+                    reloadBegins();
+                    try {
+                        camels.onReload(name, resource);
+                    } finally {
+                        reloadEnds();
+                    }
+                });
+            }
+        }
+    }
+
+    private synchronized void reloadBegins() {
+        reloading++;
+    }
+
+    private synchronized void reloadEnds() {
+        reloading--;
+        lastRouteEvent = System.nanoTime();
+        evaluate();
     }
 
     /** The destroyMethod (also of camel-main's throwaway copy, which never sees the context start). */
@@ -175,7 +233,8 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
         }
         long grace = TimeUnit.MILLISECONDS.toNanos(RUNTIME_GRACE_MILLIS);
         long settledFor = Math.min(t - awaySince, t - lastRouteEvent);
-        if (refusal != null || settledFor >= grace && (!stopping(context) || t - awaySince >= grace + stopBound(context))) {
+        boolean changing = reloading > 0 || stopping(context);
+        if (refusal != null || settledFor >= grace && (!changing || t - awaySince >= grace + 2 * stopBound(context))) {
             refusal = now;
             report();
         }
@@ -198,7 +257,10 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
         return false;
     }
 
-    /** The longest a route's stop waits for its exchanges in flight: past it, a stop under way is no reason to wait. */
+    /**
+     * The longest a route's stop waits for its exchanges in flight: past twice that (a reload's stop, then its routes
+     * built and started), a stop or reload under way is no longer a reason to wait, so one that hangs is told.
+     */
     private static long stopBound(CamelContext context) {
         ShutdownStrategy shutdown = context.getShutdownStrategy();
         return shutdown.getTimeUnit().toNanos(shutdown.getTimeout());
