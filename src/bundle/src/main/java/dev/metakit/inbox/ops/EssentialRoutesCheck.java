@@ -2,12 +2,11 @@ package dev.metakit.inbox.ops;
 
 import dev.metakit.inbox.config.ReadinessCheck;
 import dev.metakit.inbox.config.Required;
+import dev.metakit.inbox.config.WhenFullyStarted;
 import dev.metakit.inbox.ingest.StoreGate;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Route;
-import org.apache.camel.RuntimeCamelException;
 import org.apache.camel.ServiceStatus;
-import org.apache.camel.StartupListener;
 import org.apache.camel.StatefulService;
 import org.apache.camel.component.platform.http.PlatformHttpEndpoint;
 import org.apache.camel.health.HealthCheckResultBuilder;
@@ -113,21 +112,7 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
             started();
             return;
         }
-        try {
-            context.addStartupListener(new StartupListener() {
-                @Override
-                public void onCamelContextStarted(CamelContext started, boolean alreadyStarted) {
-                    // the reload watcher is not started yet: it is once every service is
-                }
-
-                @Override
-                public void onCamelContextFullyStarted(CamelContext started, boolean alreadyStarted) {
-                    watchReloads(started);
-                }
-            });
-        } catch (Exception e) {
-            throw RuntimeCamelException.wrapRuntimeException(e);
-        }
+        WhenFullyStarted.run(context, this::watchReloads);
     }
 
     /**

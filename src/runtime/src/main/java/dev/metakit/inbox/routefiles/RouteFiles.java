@@ -1,11 +1,10 @@
 package dev.metakit.inbox.routefiles;
 
+import dev.metakit.inbox.config.WhenFullyStarted;
 import dev.metakit.inbox.ops.CamelRouteMetrics;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Consumer;
 import org.apache.camel.Route;
-import org.apache.camel.RuntimeCamelException;
-import org.apache.camel.StartupListener;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.MainListenerSupport;
 import org.apache.camel.spi.Resource;
@@ -52,21 +51,7 @@ public final class RouteFiles extends MainListenerSupport {
         loader.setCamelContext(context);
         ServiceHelper.startService(loader);
         context.getRegistry().bind("routeFileLoader", loader);
-        try {
-            context.addStartupListener(new StartupListener() {
-                @Override
-                public void onCamelContextStarted(CamelContext started, boolean alreadyStarted) {
-                    // the reload watcher is not started yet: it is once every service is
-                }
-
-                @Override
-                public void onCamelContextFullyStarted(CamelContext started, boolean alreadyStarted) {
-                    answerSaves(started);
-                }
-            });
-        } catch (Exception e) {
-            throw RuntimeCamelException.wrapRuntimeException(e);
-        }
+        WhenFullyStarted.run(context, RouteFiles::answerSaves);
     }
 
     private static void answerSaves(CamelContext context) {
