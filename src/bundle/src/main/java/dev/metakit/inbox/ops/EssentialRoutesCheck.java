@@ -53,9 +53,9 @@ import java.util.stream.Collectors;
  * and no news, however long the reload takes. Settled means no route event for the grace, no reload under way (Camel's
  * route reload, watched) and no route of the context being stopped: a reload's stop waits for the exchanges in flight
  * on each route it replaces (a slow outlet's call, up to the shutdown timeout), and on a loaded machine its steps come
- * seconds apart. The bundle says when it is complete again. The check reads route state on Camel's route events (and again while a route is away,
- * since a route's started event can come before its status says so), off the ack path: the store step reads one
- * field.
+ * seconds apart. The bundle says when it is complete again. The check reads route state on Camel's route events (and
+ * again while a route is away, since a route's started event can come before its status says so), off the ack path:
+ * the store step reads one field.
  */
 public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     private static final Logger LOG = LoggerFactory.getLogger(EssentialRoutesCheck.class);
@@ -64,9 +64,9 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     static final String MISSING = "missing";
     static final String STOPPED = "stopped";
     /**
-     * How long the routes must have been settled (no route event, none starting or stopping) with an essential one
-     * missing or stopped at runtime before readiness, the store step and the ERROR line say so: the steps of a route
-     * file's reload come well within it, and a reload is no news.
+     * How long the routes must have been settled (no route event, no reload under way, none starting or stopping) with
+     * an essential one missing or stopped at runtime before readiness, the store step and the ERROR line say so: a
+     * route file's reload is no news.
      */
     public static final long RUNTIME_GRACE_MILLIS = 2000;
     /** while a route is away, how often its state is read again */
@@ -218,7 +218,7 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
         }
         long grace = TimeUnit.MILLISECONDS.toNanos(RUNTIME_GRACE_MILLIS);
         long settledFor = Math.min(t - awaySince, t - lastRouteEvent);
-        boolean changing = reloading > 0 || stopping(context);
+        boolean changing = reloading > 0 || aRouteInTransition(context);
         if (refusal != null || settledFor >= grace && (!changing || t - awaySince >= grace + 2 * stopBound(context))) {
             refusal = now;
             report();
@@ -228,10 +228,11 @@ public class EssentialRoutesCheck extends ReadinessCheck implements StoreGate {
     }
 
     /**
-     * Whether a route of the context is being stopped: Camel's stop of a route suspends its consumer, then waits for
-     * the route's exchanges in flight with the route still started (up to the shutdown timeout, {@link #stopBound}).
+     * Whether a route of the context is starting or being stopped: Camel's stop of a route suspends its consumer, then
+     * waits for the route's exchanges in flight with the route still started (up to the shutdown timeout,
+     * {@link #stopBound}).
      */
-    private static boolean stopping(CamelContext context) {
+    private static boolean aRouteInTransition(CamelContext context) {
         for (Route route : context.getRoutes()) {
             ServiceStatus status = context.getRouteController().getRouteStatus(route.getRouteId());
             if (status != null && (status.isStopping() || status.isStarting() || status.isStarted()

@@ -117,7 +117,8 @@ class RouteReloadTest {
             List<String> refusals = new ArrayList<>();
             List<String> answers = new ArrayList<>();
             List<Integer> readiness = new ArrayList<>();
-            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(EssentialRoutesCheck.RUNTIME_GRACE_MILLIS + 1500);
+            long until = System.nanoTime()
+                    + TimeUnit.MILLISECONDS.toNanos(EssentialRoutesCheck.RUNTIME_GRACE_MILLIS + 1500);
             int n = 0;
             while (System.nanoTime() < until) {
                 assertThat(HeldExchange.release.getCount()).isOne();

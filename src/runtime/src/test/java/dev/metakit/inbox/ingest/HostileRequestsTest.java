@@ -194,7 +194,8 @@ class HostileRequestsTest {
             OptionalInt cut = halfSendLargeBodies();
             rounds.add(cut.isPresent() ? cut.getAsInt() + " cut" : "not read past the budget within the read deadline");
             if (cut.isPresent()) {
-                assertThat(cut.getAsInt()).as("round %d: half-sent 1 MiB bodies closed", rounds.size()).isBetween(10, 30);
+                assertThat(cut.getAsInt()).as("round %d: half-sent 1 MiB bodies closed", rounds.size())
+                        .isBetween(10, 30);
                 shown++;
                 shownCuts += cut.getAsInt();
             }
