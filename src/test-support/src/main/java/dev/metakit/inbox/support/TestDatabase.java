@@ -30,6 +30,10 @@ import java.util.Set;
  * tests' ({@link TestDatabaseSchema}: the bundle's tests bring the bundle's).
  */
 public final class TestDatabase {
+    private static final int TRUNCATE_ATTEMPTS = 5;
+    /** deadlock_detected and lock_not_available (the lock timeout). */
+    private static final Set<String> LOCK_CONFLICTS = Set.of("40P01", "55P03");
+
     private static EmbeddedPostgres embedded;
     private static ExternalTestServer external;
     private static DataSource dataSource;
@@ -243,11 +247,37 @@ public final class TestDatabase {
     }
 
     /**
-     * Empties every table of the test database's schema except the schema histories (the bundle's and Flyway's default): tables added by a new migration are
-     * emptied too. Only ever the database this class made (a fresh embedded server, or a database it created).
+     * Empties every table of the test database's schema except the schema histories (the bundle's and Flyway's
+     * default): tables added by a new migration are emptied too. Only ever the database this class made (a fresh
+     * embedded server, or a database it created).
+     *
+     * <p>TRUNCATE takes its tables' locks one after the other, so a session still working on them (an inbox a test
+     * has not yet closed, a worker finishing its claim) can deadlock with it; PostgreSQL then aborts one side. The
+     * truncation waits for its locks a bounded time and is tried again; when it still cannot have them it fails
+     * naming the sessions that hold them, which is the test that left them running.
      */
     public static void truncateAll() {
+        SQLException last = null;
+        for (int attempt = 1; attempt <= TRUNCATE_ATTEMPTS; attempt++) {
+            try {
+                truncateOnce();
+                return;
+            } catch (SQLException e) {
+                if (!LOCK_CONFLICTS.contains(e.getSQLState())) {
+                    throw new IllegalStateException("could not truncate the test database", e);
+                }
+                last = e;
+                System.err.println("truncateAll: attempt " + attempt + " met " + e.getMessage().lines().findFirst()
+                        .orElse("") + "; other sessions: " + otherSessions());
+            }
+        }
+        throw new IllegalStateException("could not truncate the test database: its tables stay locked by "
+                + otherSessions(), last);
+    }
+
+    private static void truncateOnce() throws SQLException {
         try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("set lock_timeout = '5s'");
             s.execute("""
                     do $$
                     declare tables text;
@@ -259,9 +289,23 @@ public final class TestDatabase {
                         execute 'truncate ' || tables;
                       end if;
                     end $$""".replace(":bundle_history", schema.historyTable()));
-        } catch (SQLException e) {
-            throw new IllegalStateException("could not truncate the test database", e);
         }
+    }
+
+    private static List<String> otherSessions() {
+        List<String> sessions = new ArrayList<>();
+        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("""
+                     select pid, application_name, state, left(query, 120) from pg_stat_activity
+                      where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'
+                     """)) {
+            while (rs.next()) {
+                sessions.add(rs.getInt(1) + " '" + rs.getString(2) + "' " + rs.getString(3) + ": " + rs.getString(4));
+            }
+        } catch (SQLException e) {
+            sessions.add("(not listed: " + e.getMessage() + ")");
+        }
+        return sessions;
     }
 
     /**
