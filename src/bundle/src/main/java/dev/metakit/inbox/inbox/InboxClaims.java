@@ -340,6 +340,23 @@ public class InboxClaims {
                 + " order by w.next_attempt_at limit 1) pending";
     }
 
+    /**
+     * Every account backing off on a delay of the worker's own made due now; one MetaKit asked for (Retry-After) is
+     * kept. What MetaKit answering again means for the accounts waiting on it.
+     */
+    private static final String WAKE_BACKING_OFF = """
+            update inbox_account_backoff set retry_at = now() where retry_at > now() and not asked""";
+
+    /**
+     * MetaKit answers again ({@code ApiReturnProbe} saw it): every account backing off on a delay of the worker's
+     * own is due now, as after a reconcile of one of them went through. Returns how many.
+     */
+    public int wakeBackingOff() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(WAKE_BACKING_OFF)) {
+            return ps.executeUpdate();
+        }
+    }
+
     /** How many reconciles of an account must have failed in a row before it may be the canary. */
     public static final int CANARY_AFTER_FAILURES = 3;
 
@@ -468,8 +485,9 @@ public class InboxClaims {
                          returning 1),
                 -- a reconcile that had failed went through: MetaKit answers again, so the accounts waiting on a delay
                 -- of the worker's own are due now (their retry probes at once); one MetaKit asked for is kept
-                woken as (update inbox_account_backoff set retry_at = now()
-                           where retry_at > now() and not asked and exists (select 1 from over))
+                woken as (""" + WAKE_BACKING_OFF + """
+
+                           and exists (select 1 from over))
                 select count(*) from done""")) {
             int next = InboxKey.bind(c, ps, 1, keys);
             ps.setObject(next, owner.bootToken());

@@ -10,8 +10,11 @@ import dev.metakit.inbox.inbox.InboxClaims;
 import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
+import dev.metakit.inbox.metakit.MetaKitApi;
 import dev.metakit.inbox.reconcile.AccountReconciler;
 import dev.metakit.inbox.reconcile.ReconcileResult;
+import org.apache.camel.CamelExecutionException;
+import org.apache.camel.ProducerTemplate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +74,9 @@ public class InboxWorker extends ContextBean implements Heartbeat {
     private WorkerUpkeep upkeep;
     /** how soon the doorbell claims again */
     private final ClaimPacing pacing = new ClaimPacing();
+    private final InboxDoorbell doorbell = new InboxDoorbell();
+    private ApiReturnProbe apiReturnProbe;
+    private ProducerTemplate metaKitGets;
 
     @Override
     protected void checkSettings() {
@@ -108,6 +114,34 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         upkeep = new WorkerUpkeep(liveness, claims, workInHand, outcomeBuffer, counters, heartbeatMillis,
                 deadAfterMillis, lease, row -> !claimPolicy.unusable(row));
         upkeep.onCanary(pacing::dueNow);
+        apiReturnProbe = new ApiReturnProbe(this::metaKitAnswers, this::wakeBackingOff);
+        if (getCamelContext() != null) { // the worker's logic alone (tests) has no MetaKit to ask
+            metaKitGets = getCamelContext().createProducerTemplate();
+            apiReturnProbe.start();
+        }
+    }
+
+    /** The probe's question: does MetaKit answer a GET (the status watch's) with 2xx? */
+    private boolean metaKitAnswers() {
+        try {
+            metaKitGets.requestBody(MetaKitApi.GET_ENDPOINT, new MetaKitApi().webhooksPath(), byte[].class);
+            return true;
+        } catch (CamelExecutionException e) {
+            return false;
+        }
+    }
+
+    /** MetaKit answers again: the accounts backing off on the worker's own delay are claimed at once. */
+    private int wakeBackingOff() throws java.sql.SQLException {
+        int woken = claims.wakeBackingOff();
+        pacing.dueNow();
+        try {
+            doorbell.ring(getCamelContext());
+        } catch (Exception e) {
+            // the poll rings within its period anyway
+            LOG.debug("Worker could not ring its doorbell after MetaKit's return: {}", e.getMessage());
+        }
+        return woken;
     }
 
     /**
@@ -118,6 +152,10 @@ public class InboxWorker extends ContextBean implements Heartbeat {
      */
     @Override
     protected synchronized void end() {
+        if (apiReturnProbe != null) {
+            apiReturnProbe.stop();
+        }
+        stopQuietly(metaKitGets);
         if (upkeep == null || !upkeep.started()) {
             return;
         }
@@ -130,6 +168,16 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         outcomeBuffer.close(this::giveBackUnfinished);
         upkeep.stop();
         leave();
+    }
+
+    private static void stopQuietly(ProducerTemplate template) {
+        if (template != null) {
+            try {
+                template.stop();
+            } catch (RuntimeException e) {
+                LOG.debug("Worker's MetaKit producer did not stop cleanly: {}", e.getMessage());
+            }
+        }
     }
 
     private void giveBackUnfinished() {
@@ -232,6 +280,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
     /** The account's reconcile committed ({@code result}): its rows are applied, a catch-up's backlog with them. */
     public void completed(AccountWork work, ReconcileResult result) {
         pacing.wentThrough();
+        apiReturnProbe.wentThrough();
         outcomeBuffer.settle(outcomes.completed(work, result != null && result.stale()));
         if (work.catchUp() != null) {
             upkeep.settled();
@@ -250,6 +299,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
             return;
         }
         pacing.failed();
+        apiReturnProbe.failed(cause);
         String error = Outcomes.describe(cause);
         try {
             accountReconciler.recordFailure(work.accountId(), error);

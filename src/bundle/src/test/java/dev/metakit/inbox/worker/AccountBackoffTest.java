@@ -436,6 +436,39 @@ class AccountBackoffTest {
         }
     }
 
+    @Test
+    void whenMetaKitAnswersAgainTheAccountsBackingOffAreWorkedWithoutWaitingOutTheirRetry() throws Exception {
+        try (FakeMetaKit metakit = new FakeMetaKit()) {
+            Instant opened = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(60);
+            for (long account = 1; account <= 3; account++) {
+                metakit.open(account, 100 + account, "0.10", "0", "0", opened);
+            }
+            metakit.outage(500);
+            // changed: every account's first retry a minute after its failure (the default 1 s), so that neither its
+            // own retry nor the canary (which waits for three failures of one account) can be what works its rows
+            // within the test's wait: only MetaKit's return, seen by the worker, can
+            try (RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of(
+                    "metakit.worker.backoff-base-millis", "60000"))) {
+                for (long account = 1; account <= 3; account++) {
+                    assertThat(inbox.postSigned(event("position.modified", account, 100 + account),
+                            "position.modified").statusCode()).isEqualTo(200);
+                }
+                await().atMost(Duration.ofSeconds(20)).until(() ->
+                        scalar("select count(*) from inbox_account_backoff where retry_at > now()") == 3);
+                assertThat(scalar("select max(failures) from inbox_account_backoff")).isEqualTo(1);
+
+                try (LogCapture log = LogCapture.atOrAbove(Level.INFO)) {
+                    metakit.recover();
+                    await().atMost(Duration.ofSeconds(20)).until(() ->
+                            scalar("select count(*) from webhook_inbox where processed_at is null") == 0);
+                    assertThat(scalar("select count(*) from inbox_account_backoff")).isZero();
+                    assertThat(log.lines()).anyMatch(l ->
+                            l.contains("MetaKit answers again: 3 accounts backing off are due now"));
+                }
+            }
+        }
+    }
+
     /** the reconciles' calls, not the status watch's */
     private static int accountCalls(FakeMetaKit metakit) {
         return metakit.calls("positions") + metakit.calls("deals");
