@@ -444,11 +444,12 @@ class AccountBackoffTest {
                 metakit.open(account, 100 + account, "0.10", "0", "0", opened);
             }
             metakit.outage(500);
-            // changed: every account's first retry a minute after its failure (the default 1 s), so that neither its
-            // own retry nor the canary (which waits for three failures of one account) can be what works its rows
-            // within the test's wait: only MetaKit's return, seen by the worker, can
+            // changed: every retry of an account a minute after its failure (the default 1 s doubling; the tests'
+            // 100 ms up to 1 s), so that neither its own retry nor the canary (which waits for three failures of one
+            // account) can be what works its rows within the test's wait: only MetaKit's return, seen by the worker
             try (RunningInbox inbox = RunningInbox.againstFakeMetaKit(metakit, Map.of(
-                    "metakit.worker.backoff-base-millis", "60000"))) {
+                    "metakit.worker.backoff-base-millis", "60000",
+                    "metakit.worker.backoff-max-millis", "60000"))) {
                 for (long account = 1; account <= 3; account++) {
                     assertThat(inbox.postSigned(event("position.modified", account, 100 + account),
                             "position.modified").statusCode()).isEqualTo(200);
