@@ -34,6 +34,7 @@ final class ApiReturnProbe {
     private static final Logger LOG = LoggerFactory.getLogger(ApiReturnProbe.class);
     /** how often MetaKit is asked whether it answers again, during an outage only */
     static final Duration EVERY = Duration.ofMillis(250);
+    private static final int MAX_CAUSES = 20;
 
     private final BooleanSupplier metaKitAnswers;
     private final Waker wake;
@@ -126,7 +127,8 @@ final class ApiReturnProbe {
 
     /** Whether {@code cause} is MetaKit's own failure that ends when it answers again. */
     static boolean onMetaKit(Throwable cause) {
-        for (Throwable t = cause; t != null; t = t.getCause()) {
+        int depth = 0; // a chain of causes can loop back on itself: a bounded walk
+        for (Throwable t = cause; t != null && depth < MAX_CAUSES; t = t.getCause(), depth++) {
             if (t instanceof SQLException) {
                 return false; // our database, whatever it wraps
             }
@@ -135,9 +137,6 @@ final class ApiReturnProbe {
             }
             if (t instanceof IOException) {
                 return true; // no answer: refused, reset, timed out
-            }
-            if (t.getCause() == t) {
-                break;
             }
         }
         return false;

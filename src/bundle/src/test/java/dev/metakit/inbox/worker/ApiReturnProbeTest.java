@@ -101,6 +101,10 @@ class ApiReturnProbeTest {
         assertThat(ApiReturnProbe.onMetaKit(new SQLException("connection lost", "08006",
                 new java.io.EOFException()))).as("our database, whatever it wraps").isFalse();
         assertThat(ApiReturnProbe.onMetaKit(new IllegalStateException("a bug of ours"))).isFalse();
+        RuntimeException first = new RuntimeException("first");
+        RuntimeException second = new RuntimeException("second", first);
+        first.initCause(second);
+        assertThat(ApiReturnProbe.onMetaKit(first)).as("causes that loop back: a bounded walk").isFalse();
     }
 
     private void failInARow() {
