@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -38,9 +37,11 @@ final class ApiReturnProbe {
 
     private final BooleanSupplier metaKitAnswers;
     private final Waker wake;
-    private final AtomicInteger failuresInARow = new AtomicInteger();
+    /* the streak's state, changed under this probe's lock: a failure must not arm it again between a wake and its
+       record (that would wake a second time for the same streak) */
+    private int failuresInARow;
     private volatile boolean armed;
-    private volatile boolean wokeSinceWentThrough;
+    private boolean wokeSinceWentThrough;
     private ScheduledExecutorService thread;
 
     /** What the probe does when MetaKit answers: makes the accounts backing off due; returns how many. */
@@ -81,16 +82,15 @@ final class ApiReturnProbe {
      * A reconcile failed with {@code cause}: arms the probe once MetaKit itself failed that many times in a row and no
      * wake came since a reconcile last went through.
      */
-    void failed(Throwable cause) {
-        if (onMetaKit(cause) && failuresInARow.incrementAndGet() >= InboxClaims.CANARY_AFTER_FAILURES
-                && !wokeSinceWentThrough) {
+    synchronized void failed(Throwable cause) {
+        if (onMetaKit(cause) && ++failuresInARow >= InboxClaims.CANARY_AFTER_FAILURES && !wokeSinceWentThrough) {
             armed = true;
         }
     }
 
     /** A reconcile went through: MetaKit answers; the next failure on it arms the probe again. */
-    void wentThrough() {
-        failuresInARow.set(0);
+    synchronized void wentThrough() {
+        failuresInARow = 0;
         armed = false;
         wokeSinceWentThrough = false;
     }
@@ -114,15 +114,20 @@ final class ApiReturnProbe {
             return;
         }
         try {
-            int woken = wake.wake();
-            armed = false;
-            wokeSinceWentThrough = true;
+            int woken = wakeOnce();
             LOG.info("MetaKit answers again: {} accounts backing off are due now", woken);
         } catch (SQLException | RuntimeException e) {
             // the accounts' own retry times and the canary stand meanwhile; the next round asks again
             LOG.debug("MetaKit answers again, but the accounts backing off cannot be made due yet: {}",
                     e.getMessage());
         }
+    }
+
+    private synchronized int wakeOnce() throws SQLException {
+        int woken = wake.wake();
+        armed = false;
+        wokeSinceWentThrough = true;
+        return woken;
     }
 
     /** Whether {@code cause} is MetaKit's own failure that ends when it answers again. */

@@ -74,9 +74,7 @@ class ApiReturnProbeTest {
             }
             return 3;
         });
-        for (int i = 0; i < InboxClaims.CANARY_AFTER_FAILURES; i++) {
-            refused.failed(HTTP_500);
-        }
+        failInARow(refused);
         refused.askIfArmed();
         assertThat(refused.armed()).isTrue();
         refused.askIfArmed();
@@ -108,6 +106,10 @@ class ApiReturnProbeTest {
     }
 
     private void failInARow() {
+        failInARow(probe);
+    }
+
+    private static void failInARow(ApiReturnProbe probe) {
         for (int i = 0; i < InboxClaims.CANARY_AFTER_FAILURES; i++) {
             probe.failed(HTTP_500);
         }
