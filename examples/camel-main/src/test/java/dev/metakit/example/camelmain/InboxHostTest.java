@@ -42,8 +42,8 @@ class InboxHostTest {
     private static final Path LOG = Path.of("target", "inbox-host.log");
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-    private final int port = freePort();
-    private final int managementPort = freePort();
+    private int port;
+    private int managementPort;
     private EmbeddedPostgres postgres;
     private Sandbox sandbox;
     private Process host;
@@ -51,9 +51,16 @@ class InboxHostTest {
     @BeforeEach
     void start() throws IOException {
         postgres = EmbeddedPostgres.builder().start();
-        // no generator (0 operations a second): the test makes the one operation whose delivery it follows
-        sandbox = new Sandbox(SandboxSettings.builder().webhookUrl(base(port) + "/hooks/metakit").webhookSecret(SECRET)
-                .accounts(1).operationsPerSecond(0).faults(SandboxFaults.none()).apiPort(0).build());
+        // the host's ports stay bound here while the sandbox's API binds port 0: let go, a port is the kernel's to
+        // hand out again to the next server that asks for any
+        try (ServerSocket webhook = new ServerSocket(0); ServerSocket management = new ServerSocket(0)) {
+            port = webhook.getLocalPort();
+            managementPort = management.getLocalPort();
+            // no generator (0 operations a second): the test makes the one operation whose delivery it follows
+            sandbox = new Sandbox(SandboxSettings.builder().webhookUrl(base(port) + "/hooks/metakit")
+                    .webhookSecret(SECRET).accounts(1).operationsPerSecond(0).faults(SandboxFaults.none()).apiPort(0)
+                    .build());
+        }
         ProcessBuilder process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"),
                 // the host's own ports, as a deployment's command line sets them over application.properties
@@ -134,14 +141,6 @@ class InboxHostTest {
 
     private static String base(int port) {
         return "http://127.0.0.1:" + port;
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     private static String hostLog() {

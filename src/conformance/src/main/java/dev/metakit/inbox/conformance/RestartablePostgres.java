@@ -5,7 +5,6 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -22,9 +21,8 @@ public final class RestartablePostgres implements AutoCloseable {
     public RestartablePostgres() {
         try {
             dataDir = Files.createTempDirectory("metakit-conformance-pg");
-            try (ServerSocket s = new ServerSocket(0)) {
-                port = s.getLocalPort();
-            }
+            // below the ephemeral range: no client connection takes it while the server is stopped
+            port = RuntimeParts.freePort();
             start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -4,10 +4,12 @@ import dev.metakit.inbox.sandbox.Sandbox;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * What a runtime under test runs on, set up once for every runtime's checks: a PostgreSQL they can stop and start
@@ -61,13 +63,23 @@ public record RuntimeParts(GivenSecrets secrets, int port, RestartablePostgres p
         return URI.create("http://127.0.0.1:" + port + "/hooks/metakit");
     }
 
-    /** A port free now, for a runtime's server. */
+    /**
+     * A port free now, for a runtime's server or its database: drawn at random below the kernel's ephemeral range
+     * (32768-60999 on Linux), where {@code new ServerSocket(0)} would hand the same port out again to the next server
+     * binding port 0 before the runtime binds it (a sandbox's API did, and the runtime's webhook then answered as the
+     * API), and above the tests' own block of ports (20000 on, {@code TestPorts}).
+     */
     public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int port = 10_000 + ThreadLocalRandom.current().nextInt(10_000);
+            try (ServerSocket probe = new ServerSocket()) {
+                probe.bind(new InetSocketAddress(port));
+                return port;
+            } catch (IOException taken) {
+                // the next draw
+            }
         }
+        throw new IllegalStateException("no free port between 10000 and 19999 for the runtime under test");
     }
 
     @Override
