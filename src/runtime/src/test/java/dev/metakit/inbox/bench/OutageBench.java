@@ -3,6 +3,7 @@ package dev.metakit.inbox.bench;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.SignedLoad;
+import dev.metakit.inbox.worker.InboxToPositionRoutes;
 
 import javax.sql.DataSource;
 import java.io.IOException;
@@ -37,11 +38,14 @@ import java.util.Optional;
  * arriving, and for up to N seconds it prints how many of the rows stored before that moment are still pending, the
  * time until none is, the dead letters the outage left, and the bound the drain is held to: accounts x API latency /
  * the worker's concurrency (a backlog is one reconcile per account). With {@code --api-down false} the API answers
- * throughout: the same load's cost without an outage, the reference for the figures with one.
+ * throughout: the same load's cost without an outage, the reference for the figures with one. With {@code --worker off}
+ * the worker's doorbell and drain routes are stopped once the bundle is ready: no claim, no reconcile, only the ingest
+ * and the instance's upkeep (heartbeat, meters), the floor under the database's cost at that rate.
  *
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.OutageBench [--seconds 120] [--window-s 10] [--rate 400] [--accounts 100]
  *   [--threads 4] [--recover-s 0] [--latency-ms 20] [--worker-concurrency 8] [--api-down true]
+ *   [--worker on]
  *   [--result-file results.tsv] [--label outage]
  * </pre>
  */
@@ -52,7 +56,7 @@ public final class OutageBench {
     public static void main(String[] args) throws Exception {
         Map<String, String> o = DrainBench.BenchOptions.parse(args, "outage", Map.of("seconds", "120", "window-s", "10",
                 "rate", "400", "accounts", "100", "threads", "4", "recover-s", "0", "latency-ms", "20",
-                "worker-concurrency", "8", "api-down", "true"));
+                "worker-concurrency", "8", "api-down", "true", "worker", "on"));
         // --api-down false: the same load with the API answering, what ingest and work cost without an outage
         int recoverSeconds = Integer.parseInt(o.get("recover-s"));
         long latencyMillis = Long.parseLong(o.get("latency-ms"));
@@ -61,6 +65,12 @@ public final class OutageBench {
         int window = Integer.parseInt(o.get("window-s"));
         int rate = Integer.parseInt(o.get("rate"));
         int accounts = Integer.parseInt(o.get("accounts"));
+        if (!List.of("on", "off").contains(o.get("worker"))) {
+            throw new IllegalArgumentException("--worker is on or off, not " + o.get("worker"));
+        }
+        if ("off".equals(o.get("worker")) && recoverSeconds > 0) {
+            throw new IllegalArgumentException("--worker off measures no drain: leave --recover-s out");
+        }
 
         DataSource ds = DrainBench.BenchOptions.quietEmptyDatabase();
         Optional<ProcessHandle> server = serverProcess(ds);
@@ -77,9 +87,18 @@ public final class OutageBench {
             p.put("metakit.status.interval", "PT1H");
             p.put("metakit.worker.concurrency", o.get("worker-concurrency")); // the default, named for the bound
             try (RunningInbox inbox = RunningInbox.start(p)) {
+                boolean workerOff = "off".equals(o.get("worker"));
+                if (workerOff) {
+                    // the doorbell first: nothing starts a drain once it is stopped
+                    inbox.camelContext().getRouteController().stopRoute(InboxToPositionRoutes.DOORBELL_ROUTE);
+                    inbox.camelContext().getRouteController().stopRoute(InboxToPositionRoutes.DRAIN_ROUTE);
+                }
                 System.out.printf(Locale.ROOT, "outage: %d s of deliveries at %d/s over %d accounts, %s; windows of"
                         + " %d s%n", seconds, rate, accounts, apiDown ? "every API call answered 500"
                         : "the API answering (no outage)", window);
+                if (workerOff) {
+                    System.out.println("outage: the worker's doorbell and drain stopped: ingest and upkeep only");
+                }
                 SignedLoad load = new SignedLoad(inbox.webhookUri(), RunningInbox.SECRET, threads, rate / threads,
                         accounts)
                         .start();
