@@ -34,6 +34,7 @@ import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -69,6 +70,10 @@ public class InboxMetrics extends ContextBean {
 
     private volatile InboxAdmin.Backlog backlog = new InboxAdmin.Backlog(0, 0, Duration.ZERO);
     private volatile boolean refreshFailing;
+    /** failed refreshes of the readiness gauges in a row that make a WARN (one is a reload's passing race) */
+    private static final int READINESS_FAILURES_TOLD = 3;
+    /** the metrics refresh's timer thread only */
+    private int readinessFailuresInARow;
     private volatile Duration feedLag = Duration.ZERO;
 
     /** Adds the notifier before the context starts, so Camel turns event notification on for the routes. */
@@ -253,8 +258,25 @@ public class InboxMetrics extends ContextBean {
      */
     private void refreshReadiness() {
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
-        // "full": every check; the default level would list only those that are down
-        for (HealthCheck.Result result : HealthCheckHelper.invokeReadiness(getCamelContext(), "full")) {
+        Collection<HealthCheck.Result> results;
+        try {
+            // "full": every check; the default level would list only those that are down
+            results = HealthCheckHelper.invokeReadiness(getCamelContext(), "full");
+        } catch (RuntimeException e) {
+            // Camel's check of a route throws when the route goes between its listing and its look (a reload
+            // replacing the route files' routes): the gauges keep their last values, and only a failure that lasts
+            // is news
+            if (++readinessFailuresInARow == READINESS_FAILURES_TOLD) {
+                LOG.warn("Readiness gauges could not be refreshed {} times in a row (they keep their last values): {}",
+                        READINESS_FAILURES_TOLD, e.toString());
+            }
+            return;
+        }
+        if (readinessFailuresInARow >= READINESS_FAILURES_TOLD) {
+            LOG.info("Readiness gauges are refreshed again");
+        }
+        readinessFailuresInARow = 0;
+        for (HealthCheck.Result result : results) {
             HealthCheck check = result.getCheck();
             String name = check.getGroup() == null ? check.getId() : check.getGroup() + "/" + check.getId();
             rows.add(MultiGauge.Row.of(Tags.of("check", name), result.getState() == HealthCheck.State.UP ? 1 : 0));

@@ -1,9 +1,16 @@
 package dev.metakit.inbox.ops;
 
+import dev.metakit.inbox.config.ReadinessCheck;
 import dev.metakit.inbox.support.FakeMetaKit;
 import dev.metakit.inbox.support.InboxFixture;
+import dev.metakit.inbox.support.LogCapture;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
+import org.apache.camel.health.HealthCheck;
+import org.apache.camel.health.HealthCheckHelper;
+import org.apache.camel.health.HealthCheckRegistry;
+import org.apache.camel.health.HealthCheckResultBuilder;
+import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -19,6 +26,35 @@ import static org.awaitility.Awaitility.await;
 class ObservabilityTest {
     @RegisterExtension
     final InboxFixture fixture = new InboxFixture();
+
+    /**
+     * Camel's check of a route throws when the route goes between its listing and its look (a reload replacing the
+     * route files' routes, seen in a run): the metrics refresh keeps the readiness gauges as they were, an ERROR of its
+     * timer route never comes of it, and only a failure that lasts three refreshes is a WARN, with an INFO once it
+     * ends. The refresh every 200 ms (METAKIT_METRICS_REFRESH) so that three come soon; nothing else depends on it.
+     */
+    @Test
+    void aReadinessCheckThatThrowsIsNoErrorAndOnlyALastingOneIsAWarning() throws Exception {
+        try (LogCapture errors = LogCapture.atOrAbove(Level.ERROR);
+             LogCapture told = LogCapture.keeping(Level.INFO, line -> line.contains("Readiness gauges"))) {
+            RunningInbox inbox = fixture.startWith(Map.of("metakit.metrics.refresh", "PT0.2S"));
+            HealthCheckRegistry registry = HealthCheckHelper.getHealthCheckRegistry(inbox.camelContext());
+            HealthCheck throwing = new ReadinessCheck("throws-as-a-route-gone-mid-reload") {
+                @Override
+                protected void doCall(HealthCheckResultBuilder builder, Map<String, Object> options) {
+                    throw new NullPointerException("Cannot invoke \"org.apache.camel.ServiceStatus.name()\"");
+                }
+            };
+            registry.register(throwing);
+            await().atMost(Duration.ofSeconds(20)).until(() -> told.lines().stream()
+                    .anyMatch(l -> l.contains("could not be refreshed 3 times in a row")));
+            registry.unregister(throwing);
+            await().atMost(Duration.ofSeconds(20)).until(() -> told.lines().stream()
+                    .anyMatch(l -> l.contains("Readiness gauges are refreshed again")));
+            assertThat(told.lines()).as("one WARN for the lasting failure, one INFO for its end").hasSize(2);
+            assertThat(errors.lines()).isEmpty();
+        }
+    }
 
     @Test
     void afterTrafficOfEveryKindEveryMetricIsScrapedWithAPlausibleValue() throws Exception {
