@@ -4,6 +4,7 @@ import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestEvents;
 import dev.metakit.inbox.support.TestSignatures;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpClient;
@@ -33,6 +34,8 @@ import static org.awaitility.Awaitility.await;
  */
 class OverloadSheddingTest {
     private static final Duration BOUND = Duration.ofMillis(2000);
+    private static final String WAITING_INSERTS = " from pg_stat_activity where wait_event_type = 'Lock'"
+            + " and query like 'insert into webhook_inbox%'";
     /**
      * what MetaKit waits for an answer (docs/metakit-contract.md): the answer leaves at the bound, and reaches the
      * client after the machine has scheduled both, which on a loaded machine takes up to seconds more (printed)
@@ -66,9 +69,14 @@ class OverloadSheddingTest {
                 whileSaturated = sendSteadily(inbox, 40, 4 * BOUND.toMillis()).stream()
                         .map(CompletableFuture::join).toList();
                 // every insert that waited has been cancelled at its deadline: none commits once the lock goes
-                await().atMost(BOUND.multipliedBy(2)).until(() -> TestDatabase.scalar("select count(*) from"
-                        + " pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into webhook_inbox%'")
-                        == 0);
+                try {
+                    await().atMost(BOUND.multipliedBy(2)).until(() -> TestDatabase.scalar("select count(*)"
+                            + WAITING_INSERTS) == 0);
+                } catch (ConditionTimeoutException e) {
+                    throw new AssertionError("inserts still waiting on the lock " + BOUND.multipliedBy(2).toMillis()
+                            + " ms after the last answer: " + TestDatabase.rows("select pid, now() - query_start as"
+                            + " waited, now() - backend_start as connected" + WAITING_INSERTS), e);
+                }
                 lock.rollback();
             }
 
