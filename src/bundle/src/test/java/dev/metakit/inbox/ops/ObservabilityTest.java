@@ -126,7 +126,11 @@ class ObservabilityTest {
         RunningInbox inbox = fixture.startWith(Map.of("metakit.metrics.refresh", "1s",
                 "metakit.worker.backoff-base-millis", "60000", "metakit.worker.backoff-max-millis", "60000"));
         inbox.postSigned(event("position.opened", 3, 30), "position.opened");
-        TestDatabase.scalar("select 1");
+        // its first reconcile's failure written (the account backing off a minute, the row's claim given up) before
+        // the row is aged: that write would otherwise come after and give the row a turn of its own
+        await().atMost(Duration.ofSeconds(20)).until(() -> TestDatabase.scalar("select count(*) from"
+                + " inbox_account_backoff where account_id = 3") == 1 && TestDatabase.scalar("select count(*) from"
+                + " webhook_inbox where claim_token is null") == 1);
         try (var c = TestDatabase.dataSource().getConnection(); var s = c.createStatement()) {
             // stored 90 s ago: its arrival and its first turn (next_attempt_at, when it was stored or put back)
             s.executeUpdate("update webhook_inbox set received_at = now() - interval '90 seconds',"
