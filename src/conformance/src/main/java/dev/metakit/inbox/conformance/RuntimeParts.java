@@ -64,10 +64,10 @@ public record RuntimeParts(GivenSecrets secrets, int port, RestartablePostgres p
     }
 
     /**
-     * A port free now, for a runtime's server or its database: drawn at random below the kernel's ephemeral range
-     * (32768-60999 on Linux), where {@code new ServerSocket(0)} would hand the same port out again to the next server
-     * binding port 0 before the runtime binds it (a sandbox's API did, and the runtime's webhook then answered as the
-     * API), and above the tests' own block of ports (20000 on, {@code TestPorts}).
+     * A port free now, for a runtime's server or its database, drawn at random from 10000-19999: below the kernel's
+     * ephemeral range (32768-60999 on Linux) and the block the tests' own servers draw from ({@code TestPorts}, 20000
+     * on). A port of {@code new ServerSocket(0)}, once let go, may be handed to the next server that binds port 0
+     * before the runtime binds it (a sandbox's API was, and the runtime's webhook then answered as that API).
      */
     public static int freePort() {
         for (int attempt = 0; attempt < 100; attempt++) {
