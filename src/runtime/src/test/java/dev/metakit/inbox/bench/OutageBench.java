@@ -86,6 +86,11 @@ public final class OutageBench {
             p.put("metakit.reconcile.interval", "PT1H");
             p.put("metakit.status.interval", "PT1H");
             p.put("metakit.worker.concurrency", o.get("worker-concurrency")); // the default, named for the bound
+            if ("off".equals(o.get("worker"))) {
+                // stopped below on purpose: named, or the essential-routes check would answer every delivery 503
+                p.put("metakit.routes.replaced", InboxToPositionRoutes.DOORBELL_ROUTE + ","
+                        + InboxToPositionRoutes.DRAIN_ROUTE);
+            }
             try (RunningInbox inbox = RunningInbox.start(p)) {
                 boolean workerOff = "off".equals(o.get("worker"));
                 if (workerOff) {
