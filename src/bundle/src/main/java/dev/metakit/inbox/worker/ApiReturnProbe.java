@@ -38,7 +38,7 @@ final class ApiReturnProbe {
     private final BooleanSupplier metaKitAnswers;
     private final Waker wake;
     /* the streak's state, changed under this probe's lock: a failure must not arm it again between a wake and its
-       record (that would wake a second time for the same streak) */
+       record (that would wake a second time for the same streak); the wake's statement runs outside it */
     private int failuresInARow;
     private volatile boolean armed;
     private boolean wokeSinceWentThrough;
@@ -113,21 +113,39 @@ final class ApiReturnProbe {
         if (!answers) {
             return;
         }
+        if (!takeTheWake()) {
+            return;
+        }
         try {
-            int woken = wakeOnce();
+            int woken = wake.wake();
             LOG.info("MetaKit answers again: {} accounts backing off are due now", woken);
         } catch (SQLException | RuntimeException e) {
+            giveTheWakeBack();
             // the accounts' own retry times and the canary stand meanwhile; the next round asks again
             LOG.debug("MetaKit answers again, but the accounts backing off cannot be made due yet: {}",
                     e.getMessage());
         }
     }
 
-    private synchronized int wakeOnce() throws SQLException {
-        int woken = wake.wake();
+    /**
+     * This streak's one wake, taken under the lock before its statement runs (outside the lock: a reconcile reporting
+     * its outcome never waits on the database here); a failure meanwhile no longer arms the probe.
+     */
+    private synchronized boolean takeTheWake() {
+        if (!armed) {
+            return false;
+        }
         armed = false;
         wokeSinceWentThrough = true;
-        return woken;
+        return true;
+    }
+
+    /** The wake's statement failed: armed again for the next round, unless a reconcile went through meanwhile. */
+    private synchronized void giveTheWakeBack() {
+        if (wokeSinceWentThrough) {
+            wokeSinceWentThrough = false;
+            armed = true;
+        }
     }
 
     /** Whether {@code cause} is MetaKit's own failure that ends when it answers again. */
