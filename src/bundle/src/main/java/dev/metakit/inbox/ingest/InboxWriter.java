@@ -59,6 +59,7 @@ public final class InboxWriter implements AutoCloseable {
     /** how often the deadline watch looks: a delivery past its deadline is answered 503 at most this late */
     private static final long WATCH_PERIOD_MILLIS = 10;
     private final Thread deadlineWatch;
+    private final LateInsertCancels lateInsertCancels = new LateInsertCancels();
 
     private record Pending(Delivery delivery, long arrivalNanos, long deadlineNanos,
                            CompletableFuture<Boolean> stored) {
@@ -217,6 +218,7 @@ public final class InboxWriter implements AutoCloseable {
                     }
                 }
             }
+            lateInsertCancels.sendAgainWhereLate(now);
             Pending oldest;
             while ((oldest = queue.peek()) != null && now - oldest.deadlineNanos() > 0) {
                 if (queue.remove(oldest)) {
@@ -310,8 +312,10 @@ public final class InboxWriter implements AutoCloseable {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
             // cancelled at the batch's first deadline: no commit for a delivery already answered 503
-            return InboxIntake.insert(c, TimeUnit.NANOSECONDS.toMillis(firstDeadline - System.nanoTime()), keys,
-                    events, accounts, texts, raws, signedAt, traceParents);
+            try (LateInsertCancels.Running ignored = lateInsertCancels.begin(c, n, firstDeadline)) {
+                return InboxIntake.insert(c, TimeUnit.NANOSECONDS.toMillis(firstDeadline - System.nanoTime()), keys,
+                        events, accounts, texts, raws, signedAt, traceParents);
+            }
         }
     }
 
@@ -347,6 +351,7 @@ public final class InboxWriter implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        lateInsertCancels.close();
         Pending p;
         while ((p = queue.poll()) != null) {
             p.stored().completeExceptionally(new InboxUnavailableException("shutting down"));

@@ -8,10 +8,14 @@ import org.postgresql.ds.PGSimpleDataSource;
 
 import javax.sql.DataSource;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -32,6 +36,8 @@ import static org.awaitility.Awaitility.await;
  */
 class InboxWriterTest {
     private static final long TIMEOUT_MILLIS = 2000;
+    private static final String WAITING_INSERTS = " from pg_stat_activity where wait_event_type = 'Lock'"
+            + " and query like 'insert into webhook_inbox%'";
     private InboxWriter writer;
 
     @BeforeEach
@@ -65,8 +71,7 @@ class InboxWriterTest {
             }
             long arrived = System.nanoTime();
             CompletableFuture<Boolean> first = writer.submit(delivery("first"), arrived);
-            await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*) from pg_stat_activity"
-                    + " where wait_event_type = 'Lock' and query like 'insert into webhook_inbox%'") == 1);
+            await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*)" + WAITING_INSERTS) == 1);
             assertThat(writer.saturated()).as("nothing waits for the writer yet").isFalse();
 
             // one that arrived half the bound ago waits behind the insert under way
@@ -79,8 +84,7 @@ class InboxWriterTest {
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - arrived)).as("answered at its deadline")
                     .isGreaterThanOrEqualTo(TIMEOUT_MILLIS);
             assertThatThrownBy(behind::join).isInstanceOf(CompletionException.class);
-            await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*) from pg_stat_activity"
-                    + " where wait_event_type = 'Lock' and query like 'insert into webhook_inbox%'") == 0);
+            await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*)" + WAITING_INSERTS) == 0);
             lock.rollback();
         }
         // an insert cancelled at its deadline is the overload, not a failure of the database (after which the writer
@@ -88,6 +92,33 @@ class InboxWriterTest {
         assertThat(writer.store(delivery("after"), System.nanoTime())).isTrue();
         assertThat(TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox"))
                 .as("nothing committed for the deliveries answered 503").containsExactly("after");
+    }
+
+    @Test
+    void anInsertWhoseCancelNeverReachedItsStatementIsCancelledAgainAndCommitsNothing() throws Exception {
+        InboxWriter cancelLost = new InboxWriter(withTheQueryTimeoutLost(TestDatabase.dataSource()), TIMEOUT_MILLIS,
+                256, 1);
+        try (Connection lock = TestDatabase.dataSource().getConnection()) {
+            lock.setAutoCommit(false);
+            try (Statement s = lock.createStatement()) {
+                s.execute("lock table webhook_inbox in share row exclusive mode");
+            }
+            long arrived = System.nanoTime();
+            CompletableFuture<Boolean> stored = cancelLost.submit(delivery("lost-cancel"), arrived);
+            await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*)" + WAITING_INSERTS) == 1);
+
+            assertThatThrownBy(stored::join).as("answered at its deadline").isInstanceOf(CompletionException.class)
+                    .hasCauseInstanceOf(InboxOverloadedException.class);
+            // sent again LateInsertCancels.AGAIN_AFTER_MILLIS past the deadline; without it the insert waits as long
+            // as the lock is held (released only after this wait), so the bound leaves a loaded machine room
+            await().atMost(Duration.ofSeconds(10)).until(() -> scalar("select count(*)"
+                    + WAITING_INSERTS) == 0);
+            lock.rollback();
+        } finally {
+            cancelLost.close();
+        }
+        assertThat(TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox"))
+                .as("nothing committed for a delivery answered 503").isEmpty();
     }
 
     @Test
@@ -110,6 +141,44 @@ class InboxWriterTest {
                     .isInstanceOf(InboxUnavailableException.class).hasMessageStartingWith("inbox commit failed: ");
         } finally {
             unreachable.close();
+        }
+    }
+
+    /**
+     * The test database as a driver whose query timeout never reaches the server (as when PostgreSQL drops a cancel
+     * that arrives before the statement): statements ignore {@code setQueryTimeout} and are not pgjdbc's to unwrap;
+     * the connection still is, so a cancel sent on it reaches the server.
+     */
+    private static DataSource withTheQueryTimeoutLost(DataSource real) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(real, method, args);
+                    return result instanceof Connection c ? connectionLosingTimeouts(c) : result;
+                });
+    }
+
+    private static Connection connectionLosingTimeouts(Connection real) {
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(real, method, args);
+                    return result instanceof PreparedStatement ps ? statementLosingTimeout(ps) : result;
+                });
+    }
+
+    private static PreparedStatement statementLosingTimeout(PreparedStatement real) {
+        return (PreparedStatement) Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),
+                new Class<?>[] {PreparedStatement.class}, (proxy, method, args) -> switch (method.getName()) {
+                    case "setQueryTimeout" -> null;
+                    case "isWrapperFor" -> false;
+                    default -> invoke(real, method, args);
+                });
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
         }
     }
 
