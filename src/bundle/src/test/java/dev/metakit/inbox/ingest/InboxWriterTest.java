@@ -16,6 +16,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -64,11 +65,7 @@ class InboxWriterTest {
 
     @Test
     void behindAnInsertThatCannotCommitTheWriterIsSaturatedAndCommitsNothingPastTheDeadline() throws Exception {
-        try (Connection lock = TestDatabase.dataSource().getConnection()) {
-            lock.setAutoCommit(false);
-            try (Statement s = lock.createStatement()) {
-                s.execute("lock table webhook_inbox in share row exclusive mode");
-            }
+        try (Connection lock = everyInsertWaits()) {
             long arrived = System.nanoTime();
             CompletableFuture<Boolean> first = writer.submit(delivery("first"), arrived);
             await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*)" + WAITING_INSERTS) == 1);
@@ -98,11 +95,7 @@ class InboxWriterTest {
     void anInsertWhoseCancelNeverReachedItsStatementIsCancelledAgainAndCommitsNothing() throws Exception {
         InboxWriter cancelLost = new InboxWriter(withTheQueryTimeoutLost(TestDatabase.dataSource()), TIMEOUT_MILLIS,
                 256, 1);
-        try (Connection lock = TestDatabase.dataSource().getConnection()) {
-            lock.setAutoCommit(false);
-            try (Statement s = lock.createStatement()) {
-                s.execute("lock table webhook_inbox in share row exclusive mode");
-            }
+        try (Connection lock = everyInsertWaits()) {
             long arrived = System.nanoTime();
             CompletableFuture<Boolean> stored = cancelLost.submit(delivery("lost-cancel"), arrived);
             await().atMost(Duration.ofSeconds(5)).until(() -> scalar("select count(*)" + WAITING_INSERTS) == 1);
@@ -142,6 +135,19 @@ class InboxWriterTest {
         } finally {
             unreachable.close();
         }
+    }
+
+    /** A transaction holding a lock on the inbox table that every insert waits for, until it is rolled back. */
+    private static Connection everyInsertWaits() throws SQLException {
+        Connection lock = TestDatabase.dataSource().getConnection();
+        try (Statement s = lock.createStatement()) {
+            lock.setAutoCommit(false);
+            s.execute("lock table webhook_inbox in share row exclusive mode");
+        } catch (SQLException | RuntimeException e) {
+            lock.close();
+            throw e;
+        }
+        return lock;
     }
 
     /**
