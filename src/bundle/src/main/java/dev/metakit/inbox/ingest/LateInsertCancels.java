@@ -42,7 +42,7 @@ final class LateInsertCancels implements AutoCloseable {
         private volatile long nextSendNanos;
         private final AtomicBoolean sending = new AtomicBoolean();
         private boolean returned;
-        private int sent;
+        private boolean warned;
 
         private Running(Connection connection, int deliveries, long deadlineNanos) {
             this.connection = connection;
@@ -64,9 +64,9 @@ final class LateInsertCancels implements AutoCloseable {
             if (returned) {
                 return;
             }
-            sent++;
             long late = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - deadlineNanos);
-            if (sent == 1) {
+            if (!warned) {
+                warned = true;
                 LOG.warn("Inbox insert of {} deliveries still running {} ms past its deadline: its cancel is sent"
                         + " again (the first reached the database before the statement, or the connection is lost)",
                         deliveries, late);

@@ -68,7 +68,8 @@ public final class OutageBench {
         if (!List.of("on", "off").contains(o.get("worker"))) {
             throw new IllegalArgumentException("--worker is on or off, not " + o.get("worker"));
         }
-        if ("off".equals(o.get("worker")) && recoverSeconds > 0) {
+        boolean workerOff = "off".equals(o.get("worker"));
+        if (workerOff && recoverSeconds > 0) {
             throw new IllegalArgumentException("--worker off measures no drain: leave --recover-s out");
         }
 
@@ -86,13 +87,12 @@ public final class OutageBench {
             p.put("metakit.reconcile.interval", "PT1H");
             p.put("metakit.status.interval", "PT1H");
             p.put("metakit.worker.concurrency", o.get("worker-concurrency")); // the default, named for the bound
-            if ("off".equals(o.get("worker"))) {
+            if (workerOff) {
                 // stopped below on purpose: named, or the essential-routes check would answer every delivery 503
                 p.put("metakit.routes.replaced", InboxToPositionRoutes.DOORBELL_ROUTE + ","
                         + InboxToPositionRoutes.DRAIN_ROUTE);
             }
             try (RunningInbox inbox = RunningInbox.start(p)) {
-                boolean workerOff = "off".equals(o.get("worker"));
                 if (workerOff) {
                     // the doorbell first: nothing starts a drain once it is stopped
                     inbox.camelContext().getRouteController().stopRoute(InboxToPositionRoutes.DOORBELL_ROUTE);
