@@ -77,10 +77,12 @@ class SlowApiFaultTest {
         // every delivery acked, slow API or not: within MetaKit's retries, refused only when shed
         SignedLoad.assertAckedWithinMetaKitsRetries(sent, inbox.shedCount() - shedBefore);
         assertThat(maxInFlight).as("the slow API was really being called").isGreaterThan(0);
-        // an ack that waited for an API call would take at least the call's 4 s: none does (the p99s above are for
-        // reading; their ratio depends on the machine's load, so it is not asserted)
-        assertThat(slow).as("acks while the API takes 4 s").isNotEmpty()
-                .allSatisfy(s -> assertThat(s.endNanos() - s.startNanos()).isLessThan(API_MILLIS * 1_000_000L));
+        // an ack that waited for an API call would take at least the call's 4 s: none does, as the bundle's ack meter
+        // times them from arrival (a loaded machine adds seconds at the client: the p99s above are for reading, their
+        // ratio the machine's load)
+        assertThat(slow).as("acks while the API takes 4 s").isNotEmpty();
+        assertThat(FaultChecks.slowestAnswerMillis(inbox, 200)).as("the slowest 2xx, from arrival in the bundle, ms")
+                .isLessThan(API_MILLIS);
         metakit.latency(0);
     }
 

@@ -17,30 +17,31 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * PostgreSQL stopped, or killed (SIGKILL of the postmaster: crash recovery), under steady ingest, with the worker
- * draining against a MetaKit double, the bundle at its default settings: never a 2xx while the database is down, fast
- * 503s, and every acked row processed within 5 s of its return, without a restart. Outcomes the worker decided while
- * the database was down are kept and recorded on its return; no row waits for the 120 s lease.
+ * draining against a MetaKit double, the bundle at its default settings: never a 2xx while the database is down, every
+ * 503 within MetaKit's wait, and on its return, without a restart, 2xx again and every acked row processed by the
+ * bundle itself: no row waits for the 120 s lease ({@link FaultChecks#RECOVERY_BOUND}; how many seconds it takes is
+ * the Recovery benchmark's). Outcomes the worker decided while the database was down are kept and recorded on its
+ * return.
  */
 class DatabaseOutageFaultTest {
-    static final Duration PROCESSED_AFTER_RETURN = Duration.ofSeconds(5);
     private static final int ACCOUNTS = 10;
 
     @RegisterExtension
     final OwnPostgresInbox bundle = new OwnPostgresInbox(ACCOUNTS);
 
     @Test
-    void anEightSecondStopIsAnswered503AndEveryAckedRowIsProcessedWithinFiveSecondsOfItsReturn() throws Exception {
+    void anEightSecondStopIsAnswered503AndEveryAckedRowIsProcessedOnItsReturn() throws Exception {
         outage("stop", Duration.ofSeconds(8), false);
     }
 
     @Test
-    void aKilledPostmasterLosesNoAckedRowAndEveryOneIsProcessedWithinFiveSecondsOfItsReturn() throws Exception {
+    void aKilledPostmasterLosesNoAckedRowAndEveryOneIsProcessedOnItsReturn() throws Exception {
         outage("sigkill", Duration.ofSeconds(8), true);
     }
 
     @Test
     @Tag("fault-long")
-    void aSixtySecondStopIsAnswered503AndEveryAckedRowIsProcessedWithinFiveSecondsOfItsReturn() throws Exception {
+    void aSixtySecondStopIsAnswered503AndEveryAckedRowIsProcessedOnItsReturn() throws Exception {
         outage("stop", Duration.ofSeconds(60), false);
     }
 
@@ -64,41 +65,42 @@ class DatabaseOutageFaultTest {
         bundle.postgres().start();
         long upAt = System.nanoTime();
         Set<String> ackedBeforeReturn = SignedLoad.ackedKeys(load.results());
-        Duration processedAfterReturn = bundle.untilProcessed(ackedBeforeReturn, upAt, Duration.ofSeconds(30));
+        Duration processedAfterReturn = bundle.untilProcessed(ackedBeforeReturn, upAt,
+                FaultChecks.RECOVERY_BOUND.multipliedBy(2));
 
-        await().atMost(Duration.ofSeconds(15)).until(() -> load.count(s -> s.acked() && s.startNanos() > upAt) >= 200);
+        await().atMost(FaultChecks.RECOVERY_BOUND).until(() -> load.count(s -> s.acked() && s.startNanos() > upAt) >= 200);
         long firstAckAfterUp = load.results().stream().filter(s -> s.acked() && s.startNanos() > upAt)
                 .mapToLong(SignedLoad.Sent::endNanos).min().orElseThrow();
         // readiness comes back with the database, no restart
         await().atMost(Duration.ofSeconds(10)).until(() -> bundle.inbox().healthStatus() == 200);
         List<SignedLoad.Sent> sent = load.stop();
+        long slowest503 = FaultChecks.slowestAnswerMillis(bundle.inbox(), 503);
         Set<String> acked = SignedLoad.ackedKeys(sent);
         Duration drained = bundle.untilProcessed(acked, System.nanoTime(), Duration.ofSeconds(30));
 
         List<SignedLoad.Sent> whileDown = sent.stream()
                 .filter(s -> s.startNanos() >= downAt && s.endNanos() <= upBegin).toList();
         Set<String> ackedButMissing = bundle.missing(acked);
-        System.out.printf("FAULT database-%s %ds: sent=%d statuses=%s while-down=%d %s p50=%d ms max=%d ms; health 503"
+        System.out.printf("FAULT database-%s %ds: sent=%d statuses=%s while-down=%d %s p50=%d ms max=%d ms at the"
+                        + " client, the slowest 503 %d ms from arrival in the bundle; health 503"
                         + " after %d ms; postgres start took %d ms; first 2xx %d ms after it was up; rows acked before"
                         + " its return (%d) all processed %d ms after it; backlog drained %d ms after the load stopped;"
                         + " acked-but-missing=%d%n",
                 kind, down.toSeconds(), sent.size(), SignedLoad.byStatus(sent), whileDown.size(),
                 SignedLoad.byStatus(whileDown), SignedLoad.percentileMicros(whileDown, 50) / 1000,
-                SignedLoad.percentileMicros(whileDown, 100) / 1000, healthDownMillis,
+                SignedLoad.percentileMicros(whileDown, 100) / 1000, slowest503, healthDownMillis,
                 Duration.ofNanos(upAt - upBegin).toMillis(), Duration.ofNanos(firstAckAfterUp - upAt).toMillis(),
                 ackedBeforeReturn.size(), processedAfterReturn.toMillis(), drained.toMillis(), ackedButMissing.size());
 
         assertThat(whileDown).isNotEmpty().allSatisfy(s -> assertThat(s.status()).as("answer while down")
                 .isEqualTo(503));
-        assertThat(SignedLoad.percentileMicros(whileDown, 100)).as("slowest answer while down, µs")
-                .isLessThan(5_000_000);
-        assertThat(SignedLoad.percentileMicros(whileDown, 50)).as("median answer while down, µs")
-                .isLessThanOrEqualTo(2_500_000);
+        assertThat(slowest503).as("the slowest 503, from arrival to answer in the bundle, ms")
+                .isLessThan(FaultChecks.METAKIT_ANSWER_WAIT.toMillis());
         assertThat(sent).as("every request answered").noneMatch(s -> s.status() == -1);
         assertThat(Duration.ofNanos(firstAckAfterUp - upAt)).as("first 2xx after the database is back")
-                .isLessThan(Duration.ofSeconds(5));
+                .isLessThan(FaultChecks.RECOVERY_BOUND);
         assertThat(ackedButMissing).as("acked but missing").isEmpty();
         assertThat(processedAfterReturn).as("every row acked before the database's return processed after it")
-                .isLessThan(PROCESSED_AFTER_RETURN);
+                .isLessThan(FaultChecks.RECOVERY_BOUND);
     }
 }

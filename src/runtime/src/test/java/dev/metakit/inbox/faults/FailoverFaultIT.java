@@ -96,7 +96,7 @@ class FailoverFaultIT {
         assertThat(inGap).as("deliveries answered while there was no primary").isNotEmpty()
                 .allSatisfy(s -> assertThat(s.status()).as("answer without a primary").isEqualTo(503));
         assertThat(Duration.ofNanos(firstAckAfterPromotion - promotedAt)).as("first 2xx after the promotion")
-                .isLessThan(Duration.ofSeconds(5));
+                .isLessThan(FaultChecks.RECOVERY_BOUND);
         assertThat(missing).as("acked but not on the new primary").isEmpty();
         assertThat(oldStillInRecovery).as("the old primary stayed read-only").isTrue();
     }

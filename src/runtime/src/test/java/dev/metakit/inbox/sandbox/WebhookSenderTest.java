@@ -69,8 +69,10 @@ class WebhookSenderTest {
         long[] expectedGapsMillis = {500, 1000, 2000, 4000};
         for (int i = 1; i < got.size(); i++) {
             long gapMillis = (got.get(i).arrivedNanos() - got.get(i - 1).arrivedNanos()) / 1_000_000;
+            // at its step of the doubling, not before, and short of half way to the next one: how late within that
+            // is a loaded machine's scheduling
             assertThat(gapMillis).as("gap before attempt %d", i + 1)
-                    .isBetween(expectedGapsMillis[i - 1] - 50, expectedGapsMillis[i - 1] + 400);
+                    .isBetween(expectedGapsMillis[i - 1] - 50, expectedGapsMillis[i - 1] * 3 / 2);
         }
         for (TestReceiver.Received r : got) {
             assertThat(r.body()).isEqualTo(got.get(0).body());
