@@ -33,8 +33,12 @@ import static org.awaitility.Awaitility.await;
  * line, in the database or in the ops API.
  */
 class TwoInstancesRotationTest {
-    /** The sandbox signs with the previous secret for this long after a rotation. */
-    private static final Duration WINDOW = Duration.ofSeconds(4);
+    /**
+     * The sandbox signs with the previous secret for this long after a rotation: the instance not asked must have the
+     * new one before its end (it polls every second), so ten polls' worth, that a loaded machine's late ones still
+     * fall inside it.
+     */
+    private static final Duration WINDOW = Duration.ofSeconds(10);
 
     @Test
     void oneRotationOnOneInstanceMovesBothAlongAndNoDeliveryEitherSecretSignedIsRejected() throws Exception {
@@ -64,10 +68,10 @@ class TwoInstancesRotationTest {
             assertThat(rotated.body()).contains("\"previousAcceptedUntil\":\""
                     + metakitRotation.get().previousSignedUntil().plusSeconds(300) + "\"");
 
-            // the instance asked accepts the new secret at once; the other one within seconds (its poll)
+            // the instance asked accepts the new secret at once; the other one by its poll, inside MetaKit's window
             assertThat(rig.postSignedWith(instanceA, newSecret)).isEqualTo(200);
-            await().atMost(Duration.ofSeconds(5)).until(() -> rig.postSignedWith(instanceB, newSecret) == 200);
-            assertThat(Duration.between(rotatedAt, Instant.now())).isLessThan(Duration.ofSeconds(5));
+            await().atMost(WINDOW).until(() -> rig.postSignedWith(instanceB, newSecret) == 200);
+            assertThat(Duration.between(rotatedAt, Instant.now())).isLessThan(WINDOW);
             assertThat(rig.postSignedWith(instanceA, RunningInbox.SECRET)).isEqualTo(200);
             assertThat(rig.postSignedWith(instanceB, RunningInbox.SECRET)).isEqualTo(200);
 
@@ -126,7 +130,7 @@ class TwoInstancesRotationTest {
             Instant previousUntil = Instant.parse(
                     rotated.body().replaceAll(".*\"previousAcceptedUntil\":\"([^\"]+)\".*", "$1"));
             String newSecret = rig.sandbox.currentSecret();
-            await().atMost(Duration.ofSeconds(5)).until(() -> rig.postSignedWith(instanceA, newSecret) == 200);
+            await().atMost(WINDOW).until(() -> rig.postSignedWith(instanceA, newSecret) == 200);
             assertThat(Instant.now()).as("A took the new secret inside the window").isBefore(previousUntil);
             assertThat(rig.postSignedWith(instanceA, RunningInbox.SECRET)).isEqualTo(200);
 
