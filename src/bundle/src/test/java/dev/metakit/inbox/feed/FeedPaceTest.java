@@ -45,7 +45,7 @@ import static org.awaitility.Awaitility.await;
  */
 @ExtendWith(CleanDatabase.class)
 class FeedPaceTest {
-    /** a backoff that climbs with the refusals (to its 30 s cap) lags an account past this; one that resets, 3 s at most */
+    /** a backoff that climbs with the refusals (to its 30 s cap) lags an account past this; one that resets, 3 s */
     private static final long RATCHET_SHOWS_BY_MILLIS = 10_000;
 
     /** the bundle's pool (InboxDatabase: HikariCP, 16 connections by default) over the test database */

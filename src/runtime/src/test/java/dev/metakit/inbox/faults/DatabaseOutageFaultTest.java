@@ -68,7 +68,8 @@ class DatabaseOutageFaultTest {
         Duration processedAfterReturn = bundle.untilProcessed(ackedBeforeReturn, upAt,
                 FaultChecks.RECOVERY_BOUND.multipliedBy(2));
 
-        await().atMost(FaultChecks.RECOVERY_BOUND).until(() -> load.count(s -> s.acked() && s.startNanos() > upAt) >= 200);
+        await().atMost(FaultChecks.RECOVERY_BOUND)
+                .until(() -> load.count(s -> s.acked() && s.startNanos() > upAt) >= 200);
         long firstAckAfterUp = load.results().stream().filter(s -> s.acked() && s.startNanos() > upAt)
                 .mapToLong(SignedLoad.Sent::endNanos).min().orElseThrow();
         // readiness comes back with the database, no restart

@@ -23,13 +23,14 @@ import static org.awaitility.Awaitility.await;
 /**
  * A network that drops every packet between the bundle and PostgreSQL for 20 s, sockets left open
  * ({@link TcpProxy}), under steady signed traffic, every setting at its default: each delivery in the freeze
- * answered 503 within MetaKit's wait (its commit timeout is 2 s), health answering at its 1 s deadline all along rather
- * than waiting on the network, DOWN with the reason, 2xx again on the thaw, and nothing acked lost. In failsafe with the other long fault tests.
+ * answered 503 within MetaKit's wait (its commit timeout is 2 s), health answering at its deadline (800 ms) all along
+ * rather than waiting on the network, DOWN with the reason, 2xx again on the thaw, and nothing acked lost. In failsafe
+ * with the other long fault tests.
  */
 class DroppedPacketsFaultIT {
     private static final Duration FREEZE = Duration.ofSeconds(20);
     /**
-     * a probe answered at its 1 s deadline against one that waited on the frozen network (the socket timeout, 30 s,
+     * a probe answered at its 800 ms deadline against one that waited on the frozen network (the socket timeout, 30 s,
      * or the probe's own 10 s); the seconds between are a loaded machine's scheduling and the HTTP round trip
      */
     private static final long HEALTH_ANSWER_BOUND_MILLIS = 5000;
