@@ -1,12 +1,10 @@
 package dev.metakit.inbox.faults;
 
+import dev.metakit.inbox.sandbox.DeliverySchedule;
 import dev.metakit.inbox.support.HealthWatch;
-import dev.metakit.inbox.support.Metrics;
-import dev.metakit.inbox.support.RunningInbox;
 import dev.metakit.inbox.support.TestDatabase;
 
 import javax.sql.DataSource;
-import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashSet;
@@ -25,10 +23,11 @@ import static org.awaitility.Awaitility.await;
  */
 final class FaultChecks {
     /**
-     * MetaKit's wait for an answer (docs/metakit-contract.md), checked on the bundle's own ack meter (a delivery's
-     * arrival to its answer): a client's clock adds the connect and the scheduling of a loaded machine.
+     * MetaKit's wait for an answer (docs/metakit-contract.md), checked on the bundle's own ack meter
+     * ({@code RunningInbox.slowestAnswer}, a delivery's arrival to its answer): a client's clock adds the connect and
+     * the scheduling of a loaded machine.
      */
-    static final Duration METAKIT_ANSWER_WAIT = Duration.ofSeconds(5);
+    static final Duration METAKIT_ANSWER_WAIT = DeliverySchedule.contract().requestTimeout();
     /**
      * The time a recovery is given (every acked row processed, a 2xx again): the bundle acting by itself on a return
      * takes seconds, where a row behind a claim nobody works on waits the lease (120 s by default) and a bundle that
@@ -37,15 +36,6 @@ final class FaultChecks {
     static final Duration RECOVERY_BOUND = Duration.ofSeconds(30);
 
     private FaultChecks() {
-    }
-
-    /**
-     * The slowest answer of {@code status} from arrival to answer, in milliseconds, as the bundle's ack meter saw it
-     * (its max over the last two minutes).
-     */
-    static long slowestAnswerMillis(RunningInbox inbox, int status) throws IOException, InterruptedException {
-        return Math.round(1000 * Metrics.value(inbox.metrics(),
-                "metakit_webhook_ack_seconds_max{status=\"" + status + "\"}"));
     }
 
     /** Those of {@code acked} that have no row on {@code server}. */

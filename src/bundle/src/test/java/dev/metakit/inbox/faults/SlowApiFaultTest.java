@@ -81,7 +81,7 @@ class SlowApiFaultTest {
         // times them from arrival (a loaded machine adds seconds at the client: the p99s above are for reading, their
         // ratio the machine's load)
         assertThat(slow).as("acks while the API takes 4 s").isNotEmpty();
-        assertThat(FaultChecks.slowestAnswerMillis(inbox, 200)).as("the slowest 2xx, from arrival in the bundle, ms")
+        assertThat(inbox.slowestAnswer(200).toMillis()).as("the slowest 2xx, from arrival in the bundle, ms")
                 .isLessThan(API_MILLIS);
         metakit.latency(0);
     }

@@ -238,6 +238,15 @@ public final class RunningInbox implements AutoCloseable {
     }
 
     /**
+     * The slowest answer with {@code status} from a delivery's arrival to its answer, as the bundle's ack meter saw it
+     * (its max over the last two minutes): the bundle's own time, where a loaded client's clock adds its scheduling.
+     */
+    public Duration slowestAnswer(int status) throws IOException, InterruptedException {
+        return Duration.ofMillis(Math.round(1000 * Metrics.value(metrics(),
+                "metakit_webhook_ack_seconds_max{status=\"" + status + "\"}")));
+    }
+
+    /**
      * Deliveries the inbox shed so far (answered 503, retry later, before their commit: the machine did not store them
      * within the commit bound), which only this count tells from the inbox's other 503s.
      */

@@ -75,7 +75,7 @@ class DatabaseOutageFaultTest {
         // readiness comes back with the database, no restart
         await().atMost(Duration.ofSeconds(10)).until(() -> bundle.inbox().healthStatus() == 200);
         List<SignedLoad.Sent> sent = load.stop();
-        long slowest503 = FaultChecks.slowestAnswerMillis(bundle.inbox(), 503);
+        long slowest503 = bundle.inbox().slowestAnswer(503).toMillis();
         Set<String> acked = SignedLoad.ackedKeys(sent);
         Duration drained = bundle.untilProcessed(acked, System.nanoTime(), Duration.ofSeconds(30));
 

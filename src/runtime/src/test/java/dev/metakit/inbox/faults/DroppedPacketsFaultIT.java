@@ -81,7 +81,7 @@ class DroppedPacketsFaultIT {
         long healthUpMillis = Duration.ofNanos(System.nanoTime() - thawAt).toMillis();
         List<HealthWatch.Probe> probes = health.stop();
         List<SignedLoad.Sent> sent = load.stop();
-        long slowest503 = FaultChecks.slowestAnswerMillis(inbox, 503);
+        long slowest503 = inbox.slowestAnswer(503).toMillis();
         Set<String> acked = SignedLoad.ackedKeys(sent);
         Duration drained = FaultChecks.untilProcessed(postgres.dataSource(), acked, Duration.ofSeconds(30));
 
