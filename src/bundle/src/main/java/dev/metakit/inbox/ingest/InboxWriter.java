@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
 /**
@@ -29,7 +30,9 @@ import java.util.function.LongSupplier;
  * row has committed; concurrent deliveries are gathered into one multi-row
  * {@code INSERT ... ON CONFLICT DO NOTHING RETURNING delivery_key}, so the database does one commit for many
  * requests. A caller learns whether its key was new or a duplicate; if its batch fails, or the commit does not
- * come within the timeout, it gets {@link InboxUnavailableException} and must not acknowledge.
+ * come within the timeout, it gets {@link InboxUnavailableException} and must not acknowledge. At a moderate rate,
+ * where deliveries would rarely meet in the queue, a small batch waits a moment for company
+ * ({@link CommitGathering}).
  * <p>
  * The timeout counts from the delivery's arrival (the HTTP request's), so the time it queued before it reached the
  * writers counts too: a delivery that waited past it is refused before its commit ({@link InboxOverloadedException}),
@@ -60,6 +63,12 @@ public final class InboxWriter implements AutoCloseable {
     private static final long WATCH_PERIOD_MILLIS = 10;
     private final Thread deadlineWatch;
     private final LateInsertCancels lateInsertCancels = new LateInsertCancels();
+    private final CommitGathering gathering = new CommitGathering();
+    /**
+     * One writer takes from the queue at a time: while it gathers company for a small batch the others wait their
+     * turn instead of splitting the arrivals into batches as small (the insert itself runs outside it)
+     */
+    private final ReentrantLock takeTurn = new ReentrantLock();
 
     private record Pending(Delivery delivery, long arrivalNanos, long deadlineNanos,
                            CompletableFuture<Boolean> stored) {
@@ -146,6 +155,7 @@ public final class InboxWriter implements AutoCloseable {
         if (!running || !queue.offer(pending)) {
             return CompletableFuture.failedFuture(new InboxUnavailableException("inbox is not accepting writes"));
         }
+        gathering.arrived();
         // answered 503 at its deadline by the deadline watch if its commit has not come by then (one watch for all
         // deliveries: a timer per delivery cost more than the rest of its hand-off)
         return pending.stored();
@@ -174,12 +184,9 @@ public final class InboxWriter implements AutoCloseable {
         List<Pending> batch = new ArrayList<>(maxBatch);
         while (running) {
             try {
-                Pending first = queue.poll(200, TimeUnit.MILLISECONDS);
-                if (first == null) {
+                if (!takeBatch(batch)) {
                     continue;
                 }
-                batch.add(first);
-                queue.drainTo(batch, maxBatch - 1);
                 underWay.set(index, List.copyOf(batch));
                 writeBatch(batch);
             } catch (InterruptedException e) {
@@ -192,6 +199,25 @@ public final class InboxWriter implements AutoCloseable {
                 underWay.set(index, null);
                 batch.clear();
             }
+        }
+    }
+
+    /** Fills {@code batch} from the queue in this writer's turn; false if nothing came within 200 ms. */
+    private boolean takeBatch(List<Pending> batch) throws InterruptedException {
+        if (!takeTurn.tryLock(200, TimeUnit.MILLISECONDS)) {
+            return false;
+        }
+        try {
+            Pending first = queue.poll(200, TimeUnit.MILLISECONDS);
+            if (first == null) {
+                return false;
+            }
+            batch.add(first);
+            queue.drainTo(batch, maxBatch - 1);
+            gathering.gather(queue, batch, maxBatch, first.deadlineNanos());
+            return true;
+        } finally {
+            takeTurn.unlock();
         }
     }
 
@@ -208,6 +234,7 @@ public final class InboxWriter implements AutoCloseable {
                 return;
             }
             long now = System.nanoTime();
+            gathering.sample(now);
             for (int i = 0; i < underWay.length(); i++) {
                 List<Pending> batch = underWay.get(i);
                 if (batch != null) {
