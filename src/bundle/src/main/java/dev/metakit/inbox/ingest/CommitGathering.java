@@ -55,10 +55,10 @@ final class CommitGathering {
     /**
      * Adds to {@code batch} what arrives in {@code queue} until it holds {@link #ROWS} deliveries, the wait is over, or
      * nothing came in the time left; never past half the time to {@code firstDeadlineNanos}, so a delivery already
-     * near its deadline is not held for company.
+     * near its deadline is not held for company. Interrupted, it keeps what it gathered (the batch still goes, and
+     * every delivery in it is answered) and leaves the thread's interrupt set.
      */
-    <T> void gather(BlockingQueue<T> queue, List<T> batch, int maxBatch, long firstDeadlineNanos)
-            throws InterruptedException {
+    <T> void gather(BlockingQueue<T> queue, List<T> batch, int maxBatch, long firstDeadlineNanos) {
         if (!worthWaiting(batch.size())) {
             return;
         }
@@ -69,7 +69,13 @@ final class CommitGathering {
             if (left <= 0) {
                 return;
             }
-            T next = queue.poll(left, TimeUnit.NANOSECONDS);
+            T next;
+            try {
+                next = queue.poll(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
             if (next == null) {
                 return;
             }

@@ -79,6 +79,29 @@ class CommitGatheringTest {
     }
 
     @Test
+    void interruptedItKeepsWhatItGatheredAndLeavesTheInterruptSet() {
+        CommitGathering gathering = withArrivalsPerSecond(1600);
+        RecordingQueue queue = new RecordingQueue(List.of("b")) {
+            @Override
+            public String poll(long timeout, TimeUnit unit) throws InterruptedException {
+                if (!waits.isEmpty()) {
+                    throw new InterruptedException("the writer is stopped");
+                }
+                return super.poll(timeout, unit);
+            }
+        };
+        List<String> batch = new ArrayList<>(List.of("a"));
+
+        try {
+            gathering.gather(queue, batch, 256, FAR_DEADLINE);
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(batch).containsExactly("a", "b");
+    }
+
+    @Test
     void theRateFollowsTheArrivalsDown() {
         CommitGathering gathering = withArrivalsPerSecond(1600);
         assertThat(gathering.worthWaiting(1)).isTrue();
@@ -104,7 +127,7 @@ class CommitGatheringTest {
     }
 
     /** a queue that one delivery reaches at each timed poll (answered at once), recording the wait it was given */
-    private static final class RecordingQueue extends LinkedBlockingQueue<String> {
+    private static class RecordingQueue extends LinkedBlockingQueue<String> {
         final List<Long> waits = new ArrayList<>();
         final List<String> arriving;
 
@@ -113,7 +136,7 @@ class CommitGatheringTest {
         }
 
         @Override
-        public String poll(long timeout, TimeUnit unit) {
+        public String poll(long timeout, TimeUnit unit) throws InterruptedException {
             waits.add(unit.toNanos(timeout));
             if (!arriving.isEmpty()) {
                 offer(arriving.remove(0));
