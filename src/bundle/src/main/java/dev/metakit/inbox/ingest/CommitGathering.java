@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Gathers a few more deliveries into a batch before its insert when they arrive too far apart to meet on their own.
  * At a moderate rate each delivery would otherwise be a commit of its own, and a commit costs PostgreSQL several
- * times what a row does (`bench/pg-row-cost.sh`: ~200 core-µs a single-row commit, 41 a row in commits of 16). A
+ * times what a row does ({@code bench/pg-row-cost.sh}: ~200 core-µs a single-row commit, 41 a row in commits of 16). A
  * writer holding fewer than {@link #ROWS} waits up to {@link #WAIT_NANOS} for more, and only while the recent
  * arrivals say at least one more is due within that wait: at a trickle the wait would save nothing, and under load
  * the queue already holds a batch when the writer looks.
@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link LongAdder} increment on the request's thread.
  */
 final class CommitGathering {
-    /** a batch this large goes at once: three rows in four of a commit's cost already shared */
+    /** a batch this large goes at once: its commit's cost is already shared four ways */
     static final int ROWS = 4;
     /** the longest a delivery waits for company: small beside MetaKit's 5 s and the store's 2 s bound */
     static final long WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
