@@ -53,18 +53,19 @@ final class CommitGathering {
     }
 
     /**
-     * Adds to {@code batch} what arrives in {@code queue} until it holds {@link #ROWS} deliveries, the wait is over, or
-     * nothing came in the time left; never past half the time to {@code firstDeadlineNanos}, so a delivery already
+     * Adds to {@code batch} what arrives in {@code queue} until it holds {@link #ROWS} deliveries (never more than
+     * {@code maxBatch}, the writers' configured cap), the wait is over, or nothing came in the time left; never past half the time to {@code firstDeadlineNanos}, so a delivery already
      * near its deadline is not held for company. Interrupted, it keeps what it gathered (the batch still goes, and
      * every delivery in it is answered) and leaves the thread's interrupt set.
      */
     <T> void gather(BlockingQueue<T> queue, List<T> batch, int maxBatch, long firstDeadlineNanos) {
-        if (!worthWaiting(batch.size())) {
+        int enough = Math.min(ROWS, maxBatch);
+        if (batch.size() >= enough || !worthWaiting(batch.size())) {
             return;
         }
         long now = System.nanoTime();
         long until = now + Math.min(WAIT_NANOS, (firstDeadlineNanos - now) / 2);
-        while (batch.size() < ROWS) {
+        while (batch.size() < enough) {
             long left = until - System.nanoTime();
             if (left <= 0) {
                 return;

@@ -55,6 +55,17 @@ class CommitGatheringTest {
     }
 
     @Test
+    void aBatchNeverOutgrowsTheWritersCap() {
+        CommitGathering gathering = withArrivalsPerSecond(1600);
+        RecordingQueue queue = new RecordingQueue(List.of("b", "c", "d"));
+        List<String> batch = new ArrayList<>(List.of("a"));
+
+        gathering.gather(queue, batch, 2, FAR_DEADLINE);
+
+        assertThat(batch).containsExactly("a", "b");
+    }
+
+    @Test
     void whenNothingMoreArrivesTheBatchGoesAfterOneWait() throws Exception {
         CommitGathering gathering = withArrivalsPerSecond(1600);
         RecordingQueue queue = new RecordingQueue(List.of());

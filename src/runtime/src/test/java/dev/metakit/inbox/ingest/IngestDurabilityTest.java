@@ -20,7 +20,6 @@ import static org.awaitility.Awaitility.await;
 
 /** A database that goes away: never a 2xx for an uncommitted delivery, and recovery without a restart. */
 class IngestDurabilityTest {
-
     @RegisterExtension
     final OwnPostgresInbox bundle = OwnPostgresInbox.withOnlyRoutes("beans", "ingest");
 
