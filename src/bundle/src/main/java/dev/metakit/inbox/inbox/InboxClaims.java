@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -324,9 +325,12 @@ public class InboxClaims {
     /**
      * How many of an account's rows must be pending behind its retry's probe for the probe's reconcile to settle them
      * all (a catch-up: one reconcile that reads the account's deals over the backlog's window instead of each row):
-     * fewer are claimed and read after the probe, as one claim can take them.
+     * fewer are claimed and read after the probe, as one claim can take them. Low, because the backlog is drained in
+     * one reconcile per account only so (a minute's outage at 1,600 deliveries/s over 100 accounts leaves ~1,000 rows
+     * each), and because the claim looks this far behind each probe it returns (a probe with more rows behind than
+     * this is one index range read of this length).
      */
-    public static final int CATCH_UP_BEHIND = 1_000;
+    public static final int CATCH_UP_BEHIND = 100;
 
     /**
      * A join to the first pending row of {@code account} (an SQL expression) that meets {@code condition} (" and ..."
@@ -472,6 +476,21 @@ public class InboxClaims {
      */
     public int markProcessed(Claimant owner, long accountId, Collection<InboxKey> keys, Instant settledThrough)
             throws SQLException {
+        return markProcessed(owner, accountId, keys, settledThrough, List.of()).held();
+    }
+
+    /** What a committed reconcile marked: the rows its boot held, and the rows it read along (not claimed). */
+    public record Applied(int held, int readAlong) {
+    }
+
+    /**
+     * As {@link #markProcessed(Claimant, long, Collection, Instant)}, and the account's rows {@code readAlong} too: rows
+     * after {@code settledThrough} that the reconcile read without claiming them (a catch-up's last moments, whose
+     * tickets it took), marked processed unless a claim holds them meanwhile (that claim's reconcile answers for them).
+     * Nothing is marked if {@code owner} no longer holds any of {@code keys}.
+     */
+    public Applied markProcessed(Claimant owner, long accountId, Collection<InboxKey> keys, Instant settledThrough,
+                                 Collection<InboxKey> readAlong) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("with done as ("
                 + PROCESSED + HELD + """
                  and w.processed_at is null
@@ -487,17 +506,26 @@ public class InboxClaims {
                 -- of the worker's own are due now (their retry probes at once); one MetaKit asked for is kept
                 woken as (""" + WAKE_BACKING_OFF + """
 
-                           and exists (select 1 from over))
-                select count(*) from done""")) {
+                           and exists (select 1 from over)),
+                along as (""" + PROCESSED + " from " + InboxKey.ROWS + """
+
+                           where w.delivery_key = k.delivery_key and w.signed_at = k.signed_at
+                             and w.account_id = ? and w.processed_at is null and w.failed_at is null
+                             and (w.claimed_until is null or w.claimed_until < now())
+                             and exists (select 1 from done)
+                          returning 1)
+                select (select count(*) from done), (select count(*) from along)""")) {
             int next = InboxKey.bind(c, ps, 1, keys);
             ps.setObject(next, owner.bootToken());
             ps.setLong(next + 1, accountId);
             Jdbc.setInstant(ps, next + 2, settledThrough);
             Jdbc.setInstant(ps, next + 3, settledThrough);
             ps.setLong(next + 4, accountId);
+            next = InboxKey.bind(c, ps, next + 5, readAlong);
+            ps.setLong(next, accountId);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return rs.getInt(1);
+                return new Applied(rs.getInt(1), rs.getInt(2));
             }
         }
     }
@@ -512,7 +540,8 @@ public class InboxClaims {
     public Recent pendingBetween(Collection<Long> accounts, Instant after, Instant upTo, int limit)
             throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                select w.delivery_key, w.event, w.account_id, w.body, w.body_raw, w.signed_at from webhook_inbox w
+                select w.delivery_key, w.event, w.account_id, w.body, w.body_raw, w.signed_at, w.next_attempt_at
+                  from webhook_inbox w
                  where w.account_id = any(?) and w.next_attempt_at > ? and w.next_attempt_at <= ? and""" + PENDING_DAYS
                 + """
 
@@ -523,19 +552,28 @@ public class InboxClaims {
             Jdbc.setInstant(ps, 2, after);
             Jdbc.setInstant(ps, 3, upTo);
             ps.setInt(4, limit);
-            List<InboxRow> rows = readRows(ps);
             Map<Long, List<InboxRow>> byAccount = new LinkedHashMap<>();
-            rows.forEach(r -> byAccount.computeIfAbsent(r.accountId(), a -> new ArrayList<>()).add(r));
-            Long cut = rows.size() < limit ? null : rows.get(rows.size() - 1).accountId();
-            return new Recent(byAccount, cut);
+            Map<InboxKey, Instant> due = new HashMap<>();
+            InboxRow last = null;
+            int read = 0;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    last = readRow(rs);
+                    byAccount.computeIfAbsent(last.accountId(), a -> new ArrayList<>()).add(last);
+                    due.put(last.inboxKey(), rs.getObject(7, java.time.OffsetDateTime.class).toInstant());
+                    read++;
+                }
+            }
+            return new Recent(byAccount, due, read < limit ? null : last.accountId());
         }
     }
 
     /**
-     * What {@link #pendingBetween} read: the rows by account; {@code cutAt}, the account at which the limit cut the
-     * read (null: none), whose rows and those of the accounts after it are not all there.
+     * What {@link #pendingBetween} read: the rows by account, each row's {@code next_attempt_at}; {@code cutAt}, the
+     * account at which the limit cut the read (null: none), whose rows and those of the accounts after it are not all
+     * there.
      */
-    public record Recent(Map<Long, List<InboxRow>> rows, Long cutAt) {
+    public record Recent(Map<Long, List<InboxRow>> rows, Map<InboxKey, Instant> due, Long cutAt) {
         /** Whether every row of {@code account} asked for was read. */
         public boolean complete(long account) {
             return cutAt == null || account < cutAt;
@@ -544,6 +582,11 @@ public class InboxClaims {
         public List<InboxRow> of(long account) {
             return rows.getOrDefault(account, List.of());
         }
+
+        /** The rows of {@code account} read that are due after {@code through}. */
+        public List<InboxKey> after(long account, Instant through) {
+            return of(account).stream().map(InboxRow::inboxKey).filter(k -> due.get(k).isAfter(through)).toList();
+        }
     }
 
     /** The rows of a select of {@code delivery_key, event, account_id, body, body_raw, signed_at}, as read. */
@@ -551,13 +594,17 @@ public class InboxClaims {
         List<InboxRow> rows = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                String text = rs.getString(4);
-                byte[] body = text != null ? text.getBytes(StandardCharsets.UTF_8) : rs.getBytes(5);
-                rows.add(new InboxRow(rs.getString(1), rs.getString(2), rs.getLong(3), body, 0,
-                        rs.getObject(6, java.time.OffsetDateTime.class).toInstant()));
+                rows.add(readRow(rs));
             }
         }
         return rows;
+    }
+
+    private static InboxRow readRow(ResultSet rs) throws SQLException {
+        String text = rs.getString(4);
+        byte[] body = text != null ? text.getBytes(StandardCharsets.UTF_8) : rs.getBytes(5);
+        return new InboxRow(rs.getString(1), rs.getString(2), rs.getLong(3), body, 0,
+                rs.getObject(6, java.time.OffsetDateTime.class).toInstant());
     }
 
     /** What {@link #markSettled} did: rows marked processed, and rows put back to be claimed (dead letters to be). */

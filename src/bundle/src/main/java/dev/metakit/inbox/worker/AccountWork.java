@@ -12,8 +12,16 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 
-/** The claimed trade-event rows of one account: they ring for one reconcile, whatever their number. */
-public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints) {
+/**
+ * The claimed trade-event rows of one account: they ring for one reconcile, whatever their number. A catch-up's
+ * ({@link #catchUp()}) also carries the rows it read along, unclaimed ({@link #readAlong()}): its account's rows
+ * between its settle time and its claim, whose tickets it took.
+ */
+public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints, List<InboxKey> readAlong) {
+
+    public AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints) {
+        this(accountId, rows, hints, List.of());
+    }
 
     /**
      * A catch-up settles the account's rows stored (or last tried) this long before its claim and earlier: every such
@@ -24,7 +32,9 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
     /**
      * The rows of the last moments before that are read for their tickets all the same ({@link #recentFrom()}):
      * MetaKit's deals may lag a close by a moment, and a close a delivery names that no deal shows yet is kept
-     * ({@code closing}) only from its delivery's ticket.
+     * ({@code closing}) only from its delivery's ticket. So are the rows after it up to the claim that the read finds
+     * (committed by then), which the committed reconcile marks processed with its own ({@link #readAlong()}): the
+     * backlog stored before the claim is one reconcile, not one and then a claim of its last seconds.
      */
     static final Duration READ_BACK = Duration.ofSeconds(10);
 
@@ -66,20 +76,33 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints)
         return backlog == null ? null : backlog.claimedAt().minus(SETTLE_MARGIN);
     }
 
-    /** From when a {@link #catchUp()} reads the tickets of the rows it settles ({@link #withHints}); null: none. */
+    /** From when a {@link #catchUp()} reads the tickets of the rows it settles ({@link #withRecent}); null: none. */
     public Instant recentFrom() {
         InboxRow.Backlog backlog = catchUp();
         return backlog == null ? null : backlog.claimedAt().minus(READ_BACK);
     }
 
-    /** This work with {@code more} hints (a catch-up's recent rows' tickets). */
-    public AccountWork withHints(List<Hint> more) {
-        List<Hint> all = new java.util.ArrayList<>(hints);
-        all.addAll(more);
-        return new AccountWork(accountId, rows, all);
+    /**
+     * Up to when a {@link #catchUp()} reads its account's rows: its claim's time. Those after {@link #settleThrough()}
+     * it read are its {@link #readAlong()}.
+     */
+    public Instant readUpTo() {
+        InboxRow.Backlog backlog = catchUp();
+        return backlog == null ? null : backlog.claimedAt();
     }
 
-    /** This work as an ordinary retry: its rows' tickets, no backlog settled. */
+    /**
+     * This work with {@code more} hints (a catch-up's recent rows' tickets) and {@code along}, the rows of them it
+     * answers for besides its claimed ones (those after its settle time), less any it claimed.
+     */
+    public AccountWork withRecent(List<Hint> more, List<InboxKey> along) {
+        List<Hint> all = new java.util.ArrayList<>(hints);
+        all.addAll(more);
+        List<InboxKey> claimed = keys();
+        return new AccountWork(accountId, rows, all, along.stream().filter(k -> !claimed.contains(k)).toList());
+    }
+
+    /** This work as an ordinary retry: its rows' tickets, no backlog settled, nothing read along. */
     public AccountWork withoutCatchUp() {
         return new AccountWork(accountId, rows.stream().map(InboxRow::withoutBacklog).toList(), hints);
     }

@@ -81,11 +81,11 @@ public class InboxToPositionRoutes extends RouteBuilder {
     private void doorbellWaitsForMoreThenDrains() {
         from(InboxDoorbell.QUEUE_URI + "?size=1&concurrentConsumers=1").routeId(DOORBELL_ROUTE).startupOrder(50)
                 // let a burst gather: events for one account that arrive meanwhile fold into the same reconcile
-                // (longer, up to the poll's period, while claims find nothing during an API outage: ClaimPacing).
-                // Synchronous, so the wait holds this one consumer thread and rings fold into one drain (an async
-                // delay would hand each ring to the scheduler at once and start drains that split the due rows)
-                .delay(method("inboxWorker", "ringDelayMillis({{metakit.worker.coalesce-millis}},"
-                        + " {{metakit.worker.poll-interval-millis}})")).syncDelayed()
+                // (longer, up to the poll's period, while claims find nothing during an API outage, and cut short
+                // when MetaKit answers again: ClaimPacing). In this one consumer thread, so that rings fold into one
+                // drain (a wait handed to a scheduler would start drains at once that split the due rows)
+                .bean("inboxWorker", "awaitNextClaim({{metakit.worker.coalesce-millis}},"
+                        + " {{metakit.worker.poll-interval-millis}})")
                 .to(DRAIN);
     }
 

@@ -240,8 +240,9 @@ public class InboxWorker extends ContextBean implements Heartbeat {
 
     /**
      * The catch-ups ({@link AccountWork#catchUp()}) of a claim with the tickets of the rows of their accounts' last
-     * moments before their settle time (older rows' closes are found through the deals), read in one statement (the
-     * catch-ups of one claim share its time); a catch-up whose rows cannot all be read is an ordinary retry.
+     * moments before the claim (older rows' closes are found through the deals), read in one statement (the
+     * catch-ups of one claim share its time), and the rows of them after the settle time, which each catch-up marks
+     * processed with its own; a catch-up whose rows cannot all be read is an ordinary retry.
      */
     private List<AccountWork> withRecentTickets(List<AccountWork> claimed) {
         List<AccountWork> catchUps = claimed.stream().filter(w -> w.settleThrough() != null).toList();
@@ -252,7 +253,7 @@ public class InboxWorker extends ContextBean implements Heartbeat {
         InboxClaims.Recent recent;
         try {
             recent = claims.pendingBetween(catchUps.stream().map(AccountWork::accountId).toList(),
-                    first.recentFrom(), first.settleThrough(), RECENT_ROWS);
+                    first.recentFrom(), first.readUpTo(), RECENT_ROWS);
         } catch (SQLException e) {
             LOG.debug("Catch-ups of {} accounts not taken: their recent rows cannot be read: {}", catchUps.size(),
                     e.getMessage());
@@ -264,7 +265,8 @@ public class InboxWorker extends ContextBean implements Heartbeat {
                 out.add(w);
             } else if (recent != null && recent.complete(w.accountId())
                     && w.settleThrough().equals(first.settleThrough())) {
-                out.add(w.withHints(claimPolicy.hints(recent.of(w.accountId()))));
+                out.add(w.withRecent(claimPolicy.hints(recent.of(w.accountId())),
+                        recent.after(w.accountId(), w.settleThrough())));
             } else {
                 out.add(w.withoutCatchUp()); // its rows go row by row, claimed and read
             }
@@ -315,8 +317,16 @@ public class InboxWorker extends ContextBean implements Heartbeat {
      * How long the doorbell waits before its next claim ({@link ClaimPacing}): {@code coalesceMillis}, or longer, up
      * to {@code pollMillis}, while claims find nothing during an API outage.
      */
-    public long ringDelayMillis(long coalesceMillis, long pollMillis) {
+    long ringDelayMillis(long coalesceMillis, long pollMillis) {
         return pacing.delayMillis(coalesceMillis, pollMillis);
+    }
+
+    /**
+     * Waits {@link #ringDelayMillis} in the doorbell's thread before its claim; MetaKit's return or an account the
+     * canary made due cut a longer wait under way to {@code coalesceMillis}.
+     */
+    public void awaitNextClaim(long coalesceMillis, long pollMillis) {
+        pacing.awaitNextClaim(coalesceMillis, pollMillis);
     }
 
     /** Renews the leases of the work in hand now (the upkeep does it every third of a lease). */

@@ -52,16 +52,18 @@ final class Outcomes {
 
     /**
      * The account's reconcile committed: its rows are applied; a catch-up's ({@link AccountWork#catchUp()}) settles
-     * the account's backlog with them, unless its snapshot came too late to apply ({@code stale}: a later one had, which
-     * did not read the backlog's deals).
+     * the account's backlog with them, and the rows it read along, unless its snapshot came too late to apply
+     * ({@code stale}: a later one had, which did not read the backlog's deals).
      */
     Outcome completed(AccountWork work, boolean stale) {
         String about = work.about();
         Instant settleThrough = stale ? null : work.settleThrough();
+        List<InboxKey> readAlong = stale ? List.of() : work.readAlong();
         return new Outcome(work.accountId(), about, List.of(() -> {
-            int n = claims.markProcessed(self, work.accountId(), work.keys(), settleThrough);
-            counters.addProcessed(n);
-            counters.fencedIfShort(self, work.keys(), n, about, claims);
+            InboxClaims.Applied applied = claims.markProcessed(self, work.accountId(), work.keys(), settleThrough,
+                    readAlong);
+            counters.addProcessed(applied.held() + applied.readAlong());
+            counters.fencedIfShort(self, work.keys(), applied.held(), about, claims);
         }));
     }
 

@@ -2,6 +2,7 @@ package dev.metakit.inbox.worker;
 
 import dev.metakit.inbox.inbox.InboxAdmin;
 import dev.metakit.inbox.inbox.InboxClaims;
+import dev.metakit.inbox.inbox.InboxKey;
 import dev.metakit.inbox.inbox.InboxRow;
 import dev.metakit.inbox.inbox.InstanceLiveness;
 import dev.metakit.inbox.reconcile.Hint;
@@ -188,6 +189,58 @@ class AccountCatchUpTest {
                 .isEqualTo(work.catchUp().pendingFrom());
         assertThat(TestDatabase.instant("select next_attempt_at from webhook_inbox where delivery_key = 'a1-recent'"))
                 .as("settled by the catch-up").isBeforeOrEqualTo(work.settleThrough());
+    }
+
+    @Test
+    void aCatchUpMarksTheRowsOfItsLastSecondsItReadWithItsOwnAndLeavesThoseStoredAfterItsClaim() throws Exception {
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
+        InboxWorker worker = workers.start("catch-up-test");
+        // stored just before the claim below: after its settle time (3 s before it), so not settled by it, but read
+        storeClose("a1-last", 556);
+
+        AccountWork work = worker.claim().get(0);
+
+        assertThat(work.catchUp()).isNotNull();
+        assertThat(TestDatabase.instant("select next_attempt_at from webhook_inbox where delivery_key = 'a1-last'"))
+                .as("after the settle time").isAfter(work.settleThrough());
+        assertThat(work.hints()).extracting(Hint::ticket).as("its ticket read").contains(556L);
+        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).as("answered for by the catch-up")
+                .containsExactly("a1-last");
+        storeClose("a1-after", 557); // after the claim: the catch-up never read it
+
+        worker.completed(work);
+
+        assertThat(scalar("select count(*) from webhook_inbox where delivery_key = 'a1-last'"
+                + " and processed_at is not null")).as("marked with the catch-up's own row").isEqualTo(1);
+        assertThat(worker.claim()).flatExtracting(AccountWork::keys).extracting(InboxKey::deliveryKey)
+                .as("the next claim: only the row the catch-up did not read").containsExactly("a1-after");
+    }
+
+    @Test
+    void aRowReadAlongThatAnotherClaimHoldsMeanwhileIsLeftToThatClaim() throws Exception {
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
+        InboxWorker worker = workers.start("catch-up-test");
+        storeClose("a1-last", 556);
+        AccountWork work = worker.claim().get(0);
+        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).containsExactly("a1-last");
+        // another instance's claim took it meanwhile (its lease running): its reconcile answers for it
+        exec("update webhook_inbox set claimed_by = 'other', claimed_until = now() + interval '1 minute'"
+                + " where delivery_key = 'a1-last'");
+
+        worker.completed(work);
+
+        assertThat(scalar("select count(*) from webhook_inbox where delivery_key = 'a1-last'"
+                + " and processed_at is null and claimed_by = 'other'")).as("left to the claim that holds it")
+                .isEqualTo(1);
+        assertThat(scalar("select count(*) from webhook_inbox where processed_at is not null"))
+                .as("the catch-up's own row").isEqualTo(1);
+    }
+
+    /** A close of account 1 stored now (due now). */
+    private static void storeClose(String key, long ticket) {
+        exec("insert into webhook_inbox (delivery_key, event, account_id, body) values ('" + key + "',"
+                + " 'position.closed', 1, '" + new String(event("position.closed", 1, ticket), StandardCharsets.UTF_8)
+                + "')");
     }
 
     @Test

@@ -2,7 +2,12 @@ package dev.metakit.inbox.worker;
 
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 class ClaimPacingTest {
     private static final long COALESCE = 50;
@@ -63,5 +68,24 @@ class ClaimPacingTest {
         assertThat(pacing.delayMillis(0, POLL)).as("no coalescing wait configured").isEqualTo(POLL);
         assertThat(pacing.delayMillis(2000, POLL)).as("a coalescing wait above the poll's period stands")
                 .isEqualTo(2000);
+    }
+
+    @Test
+    void aWaitUnderWayEndsWhenAnAccountIsMadeDueOrAReconcileGoesThrough() {
+        long poll = TimeUnit.MINUTES.toMillis(10); // a wait no test run outlasts: only the wake can end it
+        for (Runnable wake : new Runnable[] {pacing::dueNow, pacing::wentThrough}) {
+            pacing.failed();
+            for (int i = 0; i < 30; i++) {
+                pacing.claimed(false);
+            }
+            assertThat(pacing.delayMillis(COALESCE, poll)).isEqualTo(poll);
+            CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> pacing.awaitNextClaim(COALESCE, poll));
+            // grown to the poll's period: still waiting well past the coalescing wait
+            await().during(Duration.ofMillis(4 * COALESCE)).atMost(Duration.ofSeconds(5))
+                    .until(() -> !waiting.isDone());
+            wake.run();
+            await().atMost(Duration.ofSeconds(30)).until(waiting::isDone);
+            assertThat(waiting).isCompleted();
+        }
     }
 }

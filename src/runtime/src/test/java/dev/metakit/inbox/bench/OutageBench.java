@@ -37,7 +37,9 @@ import java.util.Optional;
  * <p>With {@code --recover-s N} the API then comes back (answering after {@code --latency-ms}) while deliveries keep
  * arriving, and for up to N seconds it prints how many of the rows stored before that moment are still pending, the
  * time until none is, the dead letters the outage left, and the bound the drain is held to: accounts x API latency /
- * the worker's concurrency (a backlog is one reconcile per account). With {@code --api-down false} the API answers
+ * the worker's concurrency (a backlog is one reconcile per account). With {@code --arrivals-in-recovery false} the
+ * deliveries stop as the API comes back: the drain alone, without the ingest's share of the machine. With
+ * {@code --api-down false} the API answers
  * throughout: the same load's cost without an outage, the reference for the figures with one. With {@code --worker off}
  * the worker's doorbell and drain routes are stopped once the bundle is ready: no claim, no reconcile, only the ingest
  * and the instance's upkeep (heartbeat, meters), the floor under the database's cost at that rate.
@@ -45,7 +47,7 @@ import java.util.Optional;
  * <pre>
  * java -cp ... dev.metakit.inbox.bench.OutageBench [--seconds 120] [--window-s 10] [--rate 400] [--accounts 100]
  *   [--threads 4] [--recover-s 0] [--latency-ms 20] [--worker-concurrency 8] [--api-down true]
- *   [--worker on]
+ *   [--worker on] [--arrivals-in-recovery true]
  *   [--result-file results.tsv] [--label outage]
  * </pre>
  */
@@ -54,9 +56,11 @@ public final class OutageBench {
     private static final long CLOCK_TICKS = clockTicks();
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = DrainBench.BenchOptions.parse(args, "outage", Map.of("seconds", "120", "window-s", "10",
-                "rate", "400", "accounts", "100", "threads", "4", "recover-s", "0", "latency-ms", "20",
-                "worker-concurrency", "8", "api-down", "true", "worker", "on"));
+        Map<String, String> defaults = new LinkedHashMap<>(Map.of("seconds", "120", "window-s", "10", "rate", "400",
+                "accounts", "100", "threads", "4", "recover-s", "0", "latency-ms", "20", "worker-concurrency", "8",
+                "api-down", "true", "worker", "on"));
+        defaults.put("arrivals-in-recovery", "true");
+        Map<String, String> o = DrainBench.BenchOptions.parse(args, "outage", defaults);
         // --api-down false: the same load with the API answering, what ingest and work cost without an outage
         int recoverSeconds = Integer.parseInt(o.get("recover-s"));
         long latencyMillis = Long.parseLong(o.get("latency-ms"));
@@ -142,10 +146,17 @@ public final class OutageBench {
                     jvmCpu0 = jvmCpu;
                     acked0 = sent.size();
                 }
+                List<SignedLoad.Sent> all = null;
                 if (recoverSeconds > 0) {
+                    if (!Boolean.parseBoolean(o.get("arrivals-in-recovery"))) {
+                        all = load.stop();
+                        System.out.printf(Locale.ROOT, "%s: deliveries stopped for the recovery%n", o.get("label"));
+                    }
                     recover(o, ds, metakit, recoverSeconds, accounts, latencyMillis);
                 }
-                List<SignedLoad.Sent> all = load.stop();
+                if (all == null) {
+                    all = load.stop();
+                }
                 long notAcked = all.stream().filter(s -> !s.acked()).count();
                 System.out.printf(Locale.ROOT, "%s: %d deliveries, %d not acked, PostgreSQL %.1f CPU seconds over the"
                                 + " run (%.3f cores); API calls %d%n", o.get("label"), all.size(), notAcked,
