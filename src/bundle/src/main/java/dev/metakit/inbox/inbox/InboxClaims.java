@@ -584,8 +584,8 @@ public class InboxClaims {
         }
 
         /** The rows of {@code account} read that are due after {@code through}. */
-        public List<InboxKey> after(long account, Instant through) {
-            return of(account).stream().map(InboxRow::inboxKey).filter(k -> due.get(k).isAfter(through)).toList();
+        public List<InboxRow> after(long account, Instant through) {
+            return of(account).stream().filter(r -> due.get(r.inboxKey()).isAfter(through)).toList();
         }
     }
 

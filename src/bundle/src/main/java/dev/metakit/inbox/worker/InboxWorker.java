@@ -265,8 +265,10 @@ public class InboxWorker extends ContextBean implements Heartbeat {
                 out.add(w);
             } else if (recent != null && recent.complete(w.accountId())
                     && w.settleThrough().equals(first.settleThrough())) {
+                // a row no retry can fix is left to a claim, which dead-letters it with its reason
                 out.add(w.withRecent(claimPolicy.hints(recent.of(w.accountId())),
-                        recent.after(w.accountId(), w.settleThrough())));
+                        recent.after(w.accountId(), w.settleThrough()).stream()
+                                .filter(r -> !claimPolicy.unusable(r)).map(InboxRow::inboxKey).toList()));
             } else {
                 out.add(w.withoutCatchUp()); // its rows go row by row, claimed and read
             }

@@ -236,6 +236,23 @@ class AccountCatchUpTest {
                 .as("the catch-up's own row").isEqualTo(1);
     }
 
+    @Test
+    void aBodyNoRetryCanFixAmongTheRowsReadAlongIsLeftToAClaimThatDeadLettersIt() throws Exception {
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
+        InboxWorker worker = workers.start("catch-up-test");
+        storeClose("a1-last", 556);
+        exec("insert into webhook_inbox (delivery_key, event, account_id, body) values ('a1-poison-last',"
+                + " 'position.modified', 1, 'not json')");
+
+        AccountWork work = worker.claim().get(0);
+        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).containsExactly("a1-last");
+        worker.completed(work);
+        assertThat(worker.claim()).as("dead-lettered at its claim: no reconcile").isEmpty();
+
+        assertThat(TestDatabase.text("select last_error from webhook_inbox where delivery_key = 'a1-poison-last'"
+                + " and processed_at is null and failed_at is not null")).startsWith("unusable body, not retried");
+    }
+
     /** A close of account 1 stored now (due now). */
     private static void storeClose(String key, long ticket) {
         exec("insert into webhook_inbox (delivery_key, event, account_id, body) values ('" + key + "',"
