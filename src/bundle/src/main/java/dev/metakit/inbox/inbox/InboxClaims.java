@@ -484,8 +484,8 @@ public class InboxClaims {
     }
 
     /**
-     * As {@link #markProcessed(Claimant, long, Collection, Instant)}, and the account's rows {@code readAlong} too: rows
-     * after {@code settledThrough} that the reconcile read without claiming them (a catch-up's last moments, whose
+     * As {@link #markProcessed(Claimant, long, Collection, Instant)}, and the account's rows {@code readAlong} too:
+     * rows after {@code settledThrough} that the reconcile read without claiming them (a catch-up's last moments, whose
      * tickets it took), marked processed unless a claim holds them meanwhile (that claim's reconcile answers for them).
      * Nothing is marked if {@code owner} no longer holds any of {@code keys}.
      */

@@ -13,7 +13,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * empty doubles the wait, up to the poll's period ({@code metakit.worker.poll-interval-millis}, the pace at which the
  * worker looks for work anyway). A claim that takes rows, a reconcile that goes through, or an account the canary
  * made due ends the slowdown at once, a wait already begun included ({@link #awaitNextClaim}): MetaKit's return
- * noticed in the middle of a grown wait is claimed for after the coalescing wait, not after the rest of the poll's period.
+ * noticed in the middle of a grown wait is claimed for after the coalescing wait, not after the rest of the poll's
+ * period.
  */
 final class ClaimPacing {
     /** doublings at most (a wait is capped by the poll's period long before) */
