@@ -193,19 +193,14 @@ class AccountCatchUpTest {
 
     @Test
     void aCatchUpMarksTheRowsOfItsLastSecondsItReadWithItsOwnAndLeavesThoseStoredAfterItsClaim() throws Exception {
-        backlogBehindARetry(CATCH_UP_BEHIND + 10);
-        InboxWorker worker = workers.start("catch-up-test");
-        // stored just before the claim below: after its settle time (3 s before it), so not settled by it, but read
-        storeClose("a1-last", 556);
-
-        AccountWork work = worker.claim().get(0);
+        Claimed claimed = catchUpWithALastRow(() -> { });
+        InboxWorker worker = claimed.worker();
+        AccountWork work = claimed.work();
 
         assertThat(work.catchUp()).isNotNull();
         assertThat(TestDatabase.instant("select next_attempt_at from webhook_inbox where delivery_key = 'a1-last'"))
                 .as("after the settle time").isAfter(work.settleThrough());
         assertThat(work.hints()).extracting(Hint::ticket).as("its ticket read").contains(556L);
-        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).as("answered for by the catch-up")
-                .containsExactly("a1-last");
         storeClose("a1-after", 557); // after the claim: the catch-up never read it
 
         worker.completed(work);
@@ -218,16 +213,12 @@ class AccountCatchUpTest {
 
     @Test
     void aRowReadAlongThatAnotherClaimHoldsMeanwhileIsLeftToThatClaim() throws Exception {
-        backlogBehindARetry(CATCH_UP_BEHIND + 10);
-        InboxWorker worker = workers.start("catch-up-test");
-        storeClose("a1-last", 556);
-        AccountWork work = worker.claim().get(0);
-        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).containsExactly("a1-last");
+        Claimed claimed = catchUpWithALastRow(() -> { });
         // another instance's claim took it meanwhile (its lease running): its reconcile answers for it
         exec("update webhook_inbox set claimed_by = 'other', claimed_until = now() + interval '1 minute'"
                 + " where delivery_key = 'a1-last'");
 
-        worker.completed(work);
+        claimed.worker().completed(claimed.work());
 
         assertThat(scalar("select count(*) from webhook_inbox where delivery_key = 'a1-last'"
                 + " and processed_at is null and claimed_by = 'other'")).as("left to the claim that holds it")
@@ -238,19 +229,32 @@ class AccountCatchUpTest {
 
     @Test
     void aBodyNoRetryCanFixAmongTheRowsReadAlongIsLeftToAClaimThatDeadLettersIt() throws Exception {
-        backlogBehindARetry(CATCH_UP_BEHIND + 10);
-        InboxWorker worker = workers.start("catch-up-test");
-        storeClose("a1-last", 556);
-        exec("insert into webhook_inbox (delivery_key, event, account_id, body) values ('a1-poison-last',"
-                + " 'position.modified', 1, 'not json')");
+        Claimed claimed = catchUpWithALastRow(() -> exec("insert into webhook_inbox (delivery_key, event, account_id,"
+                + " body) values ('a1-poison-last', 'position.modified', 1, 'not json')"));
 
-        AccountWork work = worker.claim().get(0);
-        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).containsExactly("a1-last");
-        worker.completed(work);
-        assertThat(worker.claim()).as("dead-lettered at its claim: no reconcile").isEmpty();
+        claimed.worker().completed(claimed.work());
+        assertThat(claimed.worker().claim()).as("dead-lettered at its claim: no reconcile").isEmpty();
 
         assertThat(TestDatabase.text("select last_error from webhook_inbox where delivery_key = 'a1-poison-last'"
                 + " and processed_at is null and failed_at is not null")).startsWith("unusable body, not retried");
+    }
+
+    private record Claimed(InboxWorker worker, AccountWork work) {
+    }
+
+    /**
+     * A retry's catch-up of account 1 claimed, with its close {@code a1-last} stored just before the claim (after its
+     * settle time, 3 s before it: not settled by it, but read) and what {@code alsoStored} stores then.
+     */
+    private Claimed catchUpWithALastRow(Runnable alsoStored) throws Exception {
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
+        InboxWorker worker = workers.start("catch-up-test");
+        storeClose("a1-last", 556);
+        alsoStored.run();
+        AccountWork work = worker.claim().get(0);
+        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).as("answered for by the catch-up")
+                .containsExactly("a1-last");
+        return new Claimed(worker, work);
     }
 
     /** A close of account 1 stored now (due now). */
