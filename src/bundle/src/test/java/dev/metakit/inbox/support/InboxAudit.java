@@ -8,7 +8,7 @@ import java.sql.Statement;
  * Who did what in the inbox, recorded by triggers on the test database while several instances share it: every claim
  * of a row (with whether another claim's lease on it was still running), every lease renewal, every outcome written
  * (processed, failed, retry: the claim given back with a later attempt) with the claim the row was under at that
- * moment, and every {@code reconcile_runs} row opened, each with the {@code application_name} of the connection that
+ * moment, every row marked processed under no claim (settled: a catch-up's backlog, or a row it read along), and every {@code reconcile_runs} row opened, each with the {@code application_name} of the connection that
  * did it (see {@link TestDatabase#jdbcUrl(String)}). Test-only tables, dropped again by {@link #close()}.
  */
 public final class InboxAudit implements AutoCloseable {
@@ -60,8 +60,9 @@ public final class InboxAudit implements AutoCloseable {
                           and new.claimed_until > old.claimed_until then
                         kinds := kinds || 'renew'::text;
                     end if;
+                    -- under no claim: a catch-up answered for it (its account's settled backlog, or a row it read along)
                     if new.processed_at is not null and old.processed_at is null then
-                        kinds := kinds || 'processed'::text;
+                        kinds := kinds || (case when old_claim is null then 'settled' else 'processed' end);
                     end if;
                     if new.failed_at is not null and old.failed_at is null then
                         kinds := kinds || 'failed'::text;
@@ -134,6 +135,22 @@ public final class InboxAudit implements AutoCloseable {
                    and not exists (select 1 from test_inbox_audit c
                                     where c.kind = 'claim' and c.delivery_key = o.delivery_key
                                       and c.instance = o.instance and c.claim = o.prev_claim and c.seq < o.seq)"""));
+    }
+
+    /**
+     * Rows marked processed under no claim that no committed catch-up of their account answered for, one line each:
+     * such a row must be at or before its account's settle time ({@code inbox_account_settled.through}), or within
+     * the 3 s after it that the catch-up read along ({@code AccountWork.SETTLE_MARGIN}). Empty when every such write
+     * was a catch-up's.
+     */
+    public static java.util.List<String> settledWithoutACatchUp() {
+        return java.util.List.copyOf(TestDatabase.strings(TestDatabase.dataSource(), """
+                select o.kind || ' of ' || o.delivery_key || ' by ' || o.instance || ' at ' || o.at
+                  from test_inbox_audit o join webhook_inbox w on w.delivery_key = o.delivery_key
+                 where o.kind = 'settled'
+                   and not exists (select 1 from inbox_account_settled s
+                                    where s.account_id = w.account_id
+                                      and w.next_attempt_at <= s.through + interval '3 seconds')"""));
     }
 
     /** What happened to these rows, one line per event: for a failure message. */

@@ -84,8 +84,9 @@ abstract class InstanceFaults {
     }
 
     /**
-     * Nothing acked is lost, the backlog drains, nothing failed, and every renewal and outcome in the inbox was
-     * written by the instance that held the row's claim at that moment.
+     * Nothing acked is lost, the backlog drains, nothing failed, every renewal and outcome in the inbox was written by
+     * the instance that held the row's claim at that moment, and every row processed under no claim was one a
+     * committed catch-up of its account answered for.
      */
     static void assertEveryAckedRowProcessedByTheHolderOfItsClaim(Set<String> acked) {
         Set<String> stored = TestDatabase.strings(TestDatabase.dataSource(), "select delivery_key from webhook_inbox");
@@ -96,6 +97,7 @@ abstract class InstanceFaults {
         assertThat(TestDatabase.scalar("select count(*) from webhook_inbox where failed_at is not null")).isZero();
         assertThat(InboxAudit.writesWithoutTheClaim()).as("writes by an instance not holding the row's claim")
                 .isEmpty();
+        assertThat(InboxAudit.settledWithoutACatchUp()).as("rows processed under no claim, no catch-up's").isEmpty();
     }
 
     /** The rows pending under a claim this instance made (still the row's current claim). */

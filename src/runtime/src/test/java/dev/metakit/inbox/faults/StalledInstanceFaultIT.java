@@ -64,7 +64,10 @@ class StalledInstanceFaultIT extends InstanceFaults {
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(reconciledSince(paused, logMark))
                 .as("accounts the resumed instance reconciled").containsAll(accountsOf(orphans)));
         await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4))
-                .untilAsserted(() -> assertThat(InboxAudit.writesWithoutTheClaim()).isEmpty());
+                .untilAsserted(() -> {
+                    assertThat(InboxAudit.writesWithoutTheClaim()).isEmpty();
+                    assertThat(InboxAudit.settledWithoutACatchUp()).isEmpty();
+                });
         metakit.release();
 
         Set<String> acked = SignedLoad.ackedKeys(load.stop());
