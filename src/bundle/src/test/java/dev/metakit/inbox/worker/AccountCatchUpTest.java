@@ -239,31 +239,6 @@ class AccountCatchUpTest {
                 + " and processed_at is null and failed_at is not null")).startsWith("unusable body, not retried");
     }
 
-    private record Claimed(InboxWorker worker, AccountWork work) {
-    }
-
-    /**
-     * A retry's catch-up of account 1 claimed, with its close {@code a1-last} stored just before the claim (after its
-     * settle time, 3 s before it: not settled by it, but read) and what {@code alsoStored} stores then.
-     */
-    private Claimed catchUpWithALastRow(Runnable alsoStored) throws Exception {
-        backlogBehindARetry(CATCH_UP_BEHIND + 10);
-        InboxWorker worker = workers.start("catch-up-test");
-        storeClose("a1-last", 556);
-        alsoStored.run();
-        AccountWork work = worker.claim().get(0);
-        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).as("answered for by the catch-up")
-                .containsExactly("a1-last");
-        return new Claimed(worker, work);
-    }
-
-    /** A close of account 1 stored now (due now). */
-    private static void storeClose(String key, long ticket) {
-        exec("insert into webhook_inbox (delivery_key, event, account_id, body) values ('" + key + "',"
-                + " 'position.closed', 1, '" + new String(event("position.closed", 1, ticket), StandardCharsets.UTF_8)
-                + "')");
-    }
-
     @Test
     void theRecentRowsOfSeveralAccountsAreReadInOneStatementAndACutOneIsSaidIncomplete() throws Exception {
         ClaimedRows.tradeRows("a1-", 1, 5, 6);
@@ -346,5 +321,30 @@ class AccountCatchUpTest {
     /** The account's backoff, as failed reconciles leave it, with its retry time come. */
     private static void backoffRanOut(long account) {
         exec("insert into inbox_account_backoff (account_id, retry_at, failures) values (" + account + ", now(), 3)");
+    }
+
+    private record Claimed(InboxWorker worker, AccountWork work) {
+    }
+
+    /**
+     * A retry's catch-up of account 1 claimed, with its close {@code a1-last} stored just before the claim (after its
+     * settle time, 3 s before it: not settled by it, but read) and what {@code alsoStored} stores then.
+     */
+    private Claimed catchUpWithALastRow(Runnable alsoStored) throws Exception {
+        backlogBehindARetry(CATCH_UP_BEHIND + 10);
+        InboxWorker worker = workers.start("catch-up-test");
+        storeClose("a1-last", 556);
+        alsoStored.run();
+        AccountWork work = worker.claim().get(0);
+        assertThat(work.readAlong()).extracting(InboxKey::deliveryKey).as("answered for by the catch-up")
+                .containsExactly("a1-last");
+        return new Claimed(worker, work);
+    }
+
+    /** A close of account 1 stored now (due now). */
+    private static void storeClose(String key, long ticket) {
+        exec("insert into webhook_inbox (delivery_key, event, account_id, body) values ('" + key + "',"
+                + " 'position.closed', 1, '" + new String(event("position.closed", 1, ticket), StandardCharsets.UTF_8)
+                + "')");
     }
 }
