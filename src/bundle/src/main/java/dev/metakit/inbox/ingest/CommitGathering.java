@@ -54,9 +54,10 @@ final class CommitGathering {
 
     /**
      * Adds to {@code batch} what arrives in {@code queue} until it holds {@link #ROWS} deliveries (never more than
-     * {@code maxBatch}, the writers' configured cap), the wait is over, or nothing came in the time left; never past half the time to {@code firstDeadlineNanos}, so a delivery already
-     * near its deadline is not held for company. Interrupted, it keeps what it gathered (the batch still goes, and
-     * every delivery in it is answered) and leaves the thread's interrupt set.
+     * {@code maxBatch}, the writers' configured cap), the wait is over, or nothing came in the time left; never past
+     * half the time to {@code firstDeadlineNanos}, so a delivery already near its deadline is not held for company.
+     * Interrupted, it keeps what it gathered (the batch still goes, and every delivery in it is answered) and leaves
+     * the thread's interrupt set.
      */
     <T> void gather(BlockingQueue<T> queue, List<T> batch, int maxBatch, long firstDeadlineNanos) {
         int enough = Math.min(ROWS, maxBatch);

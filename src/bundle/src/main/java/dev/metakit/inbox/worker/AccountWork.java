@@ -28,7 +28,7 @@ public record AccountWork(long accountId, List<InboxRow> rows, List<Hint> hints,
      * row has committed by then (the ingest's insert is cancelled at its commit deadline, 2 s by default). A row left
      * out is claimed and read as usual.
      */
-    static final Duration SETTLE_MARGIN = Duration.ofSeconds(3);
+    public static final Duration SETTLE_MARGIN = Duration.ofSeconds(3);
     /**
      * The rows of the last moments before that are read for their tickets all the same ({@link #recentFrom()}):
      * MetaKit's deals may lag a close by a moment, and a close a delivery names that no deal shows yet is kept

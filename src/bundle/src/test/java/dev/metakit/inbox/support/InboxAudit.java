@@ -1,5 +1,7 @@
 package dev.metakit.inbox.support;
 
+import dev.metakit.inbox.worker.AccountWork;
+
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -8,8 +10,9 @@ import java.sql.Statement;
  * Who did what in the inbox, recorded by triggers on the test database while several instances share it: every claim
  * of a row (with whether another claim's lease on it was still running), every lease renewal, every outcome written
  * (processed, failed, retry: the claim given back with a later attempt) with the claim the row was under at that
- * moment, every row marked processed under no claim (settled: a catch-up's backlog, or a row it read along), and every {@code reconcile_runs} row opened, each with the {@code application_name} of the connection that
- * did it (see {@link TestDatabase#jdbcUrl(String)}). Test-only tables, dropped again by {@link #close()}.
+ * moment, every row marked processed under no claim (settled: a catch-up's backlog, or a row it read along), and
+ * every {@code reconcile_runs} row opened, each with the {@code application_name} of the connection that did it
+ * (see {@link TestDatabase#jdbcUrl(String)}). Test-only tables, dropped again by {@link #close()}.
  */
 public final class InboxAudit implements AutoCloseable {
 
@@ -60,7 +63,8 @@ public final class InboxAudit implements AutoCloseable {
                           and new.claimed_until > old.claimed_until then
                         kinds := kinds || 'renew'::text;
                     end if;
-                    -- under no claim: a catch-up answered for it (its account's settled backlog, or a row it read along)
+                    -- under no claim: a catch-up answered for it (its account's settled backlog, or a row it read
+                    -- along)
                     if new.processed_at is not null and old.processed_at is null then
                         kinds := kinds || (case when old_claim is null then 'settled' else 'processed' end);
                     end if;
@@ -140,7 +144,7 @@ public final class InboxAudit implements AutoCloseable {
     /**
      * Rows marked processed under no claim that no committed catch-up of their account answered for, one line each:
      * such a row must be at or before its account's settle time ({@code inbox_account_settled.through}), or within
-     * the 3 s after it that the catch-up read along ({@code AccountWork.SETTLE_MARGIN}). Empty when every such write
+     * the time after it that the catch-up read along ({@link AccountWork#SETTLE_MARGIN}). Empty when every such write
      * was a catch-up's.
      */
     public static java.util.List<String> settledWithoutACatchUp() {
@@ -150,7 +154,8 @@ public final class InboxAudit implements AutoCloseable {
                  where o.kind = 'settled'
                    and not exists (select 1 from inbox_account_settled s
                                     where s.account_id = w.account_id
-                                      and w.next_attempt_at <= s.through + interval '3 seconds')"""));
+                                      and w.next_attempt_at <= s.through + interval '%d milliseconds')"""
+                .formatted(AccountWork.SETTLE_MARGIN.toMillis())));
     }
 
     /** What happened to these rows, one line per event: for a failure message. */

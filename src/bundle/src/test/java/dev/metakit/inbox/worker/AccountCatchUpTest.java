@@ -328,7 +328,8 @@ class AccountCatchUpTest {
 
     /**
      * A retry's catch-up of account 1 claimed, with its close {@code a1-last} stored just before the claim (after its
-     * settle time, 3 s before it: not settled by it, but read) and what {@code alsoStored} stores then.
+     * settle time, 3 s before it: not settled by it, but read; only a stall of 3 s between the insert and the claim
+     * could take it out of that window) and what {@code alsoStored} stores then.
      */
     private Claimed catchUpWithALastRow(Runnable alsoStored) throws Exception {
         backlogBehindARetry(CATCH_UP_BEHIND + 10);
