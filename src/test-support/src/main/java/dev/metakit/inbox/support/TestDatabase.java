@@ -1,5 +1,7 @@
 package dev.metakit.inbox.support;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -37,6 +39,13 @@ public final class TestDatabase {
     private static EmbeddedPostgres embedded;
     private static ExternalTestServer external;
     private static DataSource dataSource;
+    /**
+     * The connections of the one-statement helpers below ({@link #scalar}, {@link #exec}, {@link #rows}, ...): tests
+     * poll with them, and a new session for each poll was a PostgreSQL backend started and ended each time, a third of
+     * the CPU a test run spent. {@link #dataSource()} itself still hands out a new session each time (a test that sets
+     * something on its connection, holds a lock or ends sessions keeps that to itself).
+     */
+    private static HikariDataSource helpers;
     private static String jdbcUrl;
     private static String user;
     private static String password;
@@ -72,8 +81,35 @@ public final class TestDatabase {
                 dataSource = embedded.getPostgresDatabase(Map.of("currentSchema", schema.name()));
             }
             schema.migrate(dataSource);
+            helpers = helperPool(dataSource);
         }
         return dataSource;
+    }
+
+    private static HikariDataSource helperPool(DataSource sessions) {
+        HikariConfig config = new HikariConfig();
+        config.setPoolName("test-database-helpers");
+        config.setDataSource(sessions);
+        config.setMaximumPoolSize(8);
+        config.setMinimumIdle(0);
+        config.setIdleTimeout(10_000);
+        return new HikariDataSource(config);
+    }
+
+    /**
+     * A connection for one helper statement on {@code on}: from the helpers' pool when {@code on} is the test
+     * database, never one whose session has ended since (a test that terminates sessions or restarts the server).
+     */
+    private static Connection connection(DataSource on) throws SQLException {
+        if (on != dataSource()) {
+            return on.getConnection();
+        }
+        Connection pooled = helpers.getConnection();
+        if (pooled.isValid(5)) {
+            return pooled;
+        }
+        helpers.evictConnection(pooled);
+        return helpers.getConnection();
     }
 
     /**
@@ -161,7 +197,7 @@ public final class TestDatabase {
     }
 
     private static <T> T firstColumn(DataSource on, String sql, Column<T> column) {
-        try (Connection c = on.getConnection(); Statement s = c.createStatement();
+        try (Connection c = connection(on); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return column.read(rs);
@@ -177,7 +213,7 @@ public final class TestDatabase {
 
     /** Runs one statement on any database. */
     public static void exec(DataSource on, String sql) {
-        try (Connection c = on.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = connection(on); Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException("statement failed: " + sql, e);
@@ -189,7 +225,7 @@ public final class TestDatabase {
      * from column name to value in the columns' order.
      */
     public static List<Map<String, Object>> rows(String sql, Object... parameters) {
-        try (Connection c = dataSource().getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
+        try (Connection c = connection(dataSource()); PreparedStatement s = c.prepareStatement(sql)) {
             bind(s, parameters);
             try (ResultSet rs = s.executeQuery()) {
                 return maps(rs);
@@ -211,7 +247,7 @@ public final class TestDatabase {
 
     /** Every row of a query, each a map from column name to value in the columns' order, on any database. */
     public static List<Map<String, Object>> rows(DataSource on, String sql) {
-        try (Connection c = on.getConnection(); Statement s = c.createStatement();
+        try (Connection c = connection(on); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery(sql)) {
             return maps(rs);
         } catch (SQLException e) {
@@ -234,7 +270,7 @@ public final class TestDatabase {
 
     /** The first column of every row of a query, as strings, on any database. */
     public static Set<String> strings(DataSource on, String sql) {
-        try (Connection c = on.getConnection(); Statement s = c.createStatement();
+        try (Connection c = connection(on); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery(sql)) {
             Set<String> values = new HashSet<>();
             while (rs.next()) {
@@ -263,7 +299,7 @@ public final class TestDatabase {
                 truncateOnce();
                 return;
             } catch (SQLException e) {
-                if (!LOCK_CONFLICTS.contains(e.getSQLState())) {
+                if (e.getSQLState() == null || !LOCK_CONFLICTS.contains(e.getSQLState())) {
                     throw new IllegalStateException("could not truncate the test database", e);
                 }
                 last = e;
@@ -276,8 +312,10 @@ public final class TestDatabase {
     }
 
     private static void truncateOnce() throws SQLException {
-        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("set lock_timeout = '5s'");
+        try (Connection c = connection(dataSource()); Statement s = c.createStatement()) {
+            // one transaction, so that the lock timeout stays with it and not with the pooled session
+            c.setAutoCommit(false);
+            s.execute("set local lock_timeout = '5s'");
             s.execute("""
                     do $$
                     declare tables text;
@@ -289,12 +327,13 @@ public final class TestDatabase {
                         execute 'truncate ' || tables;
                       end if;
                     end $$""".replace(":bundle_history", schema.historyTable()));
+            c.commit();
         }
     }
 
     private static List<String> otherSessions() {
         List<String> sessions = new ArrayList<>();
-        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = connection(dataSource()); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("""
                      select pid, application_name, state, left(query, 120) from pg_stat_activity
                       where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'
