@@ -42,7 +42,7 @@ public final class TestDatabase {
     /**
      * The connections of the one-statement helpers below ({@link #scalar}, {@link #exec}, {@link #rows}, ...): tests
      * poll with them, and a session of its own for each call was a PostgreSQL backend started and ended each time
-     * (two thirds of the bundle's test run's sessions; the run takes about a tenth less CPU with the pool).
+     * (half or more of the bundle's test run's sessions; the run takes about a tenth less CPU with the pool).
      * {@link #dataSource()} itself still hands out a new session each time: a test that sets something on its
      * connection, holds a lock or ends sessions keeps that to itself.
      */
