@@ -158,6 +158,16 @@ public final class InboxAudit implements AutoCloseable {
                 .formatted(AccountWork.SETTLE_MARGIN.toMillis())));
     }
 
+    /**
+     * How many rows were marked processed exactly once, under a claim or settled by a catch-up: with several instances
+     * a row marked twice, or not at all, is missing from the count.
+     */
+    public static long rowsProcessedOnce() {
+        return TestDatabase.scalar("""
+                select count(*) from (select delivery_key from test_inbox_audit
+                                       where kind in ('processed', 'settled') group by 1 having count(*) = 1) once""");
+    }
+
     /** What happened to these rows, one line per event: for a failure message. */
     public static String history(java.util.Collection<String> keys) {
         StringBuilder out = new StringBuilder();
